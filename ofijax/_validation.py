@@ -1,0 +1,170 @@
+"""Input checking shared by every public entry point.
+
+Every check raises one :class:`ValueError` that names the offending argument and says how to fix
+it. Nothing is silently coerced: labels must already be binary, counts must already be
+non-negative integers, probabilities must already lie in [0, 1].
+
+These helpers run on concrete (NumPy-convertible) inputs, outside ``jit``. Functions that are
+meant to be traced (the metrics) skip them when given tracers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+__all__ = [
+    "as_numpy",
+    "is_tracer",
+    "check_binary",
+    "check_same_length",
+    "check_finite",
+    "check_probabilities",
+    "check_counts",
+    "check_nonempty",
+    "check_choice",
+    "check_nonnegative_scalar",
+]
+
+
+def is_tracer(x: Any) -> bool:
+    """True when ``x`` is a JAX tracer (we are inside ``jit``/``vmap``/``grad``)."""
+    return isinstance(x, jax.core.Tracer)
+
+
+def as_numpy(x: Any, name: str) -> np.ndarray:
+    """Convert ``x`` (list, NumPy, pandas, JAX) to a NumPy array, naming ``name`` on failure."""
+    if hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - exotic containers
+        raise ValueError(f"{name}: cannot be converted to an array ({exc}).") from exc
+    if arr.dtype == object:
+        # pandas nullable / mixed columns: try a numeric view, else leave as object for labels.
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            pass
+    return arr
+
+
+def _preview(values: np.ndarray, limit: int = 10) -> str:
+    vals = list(values[:limit])
+    text = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in vals)
+    if len(values) > limit:
+        text += f", ... ({len(values)} distinct values)"
+    return "[" + text + "]"
+
+
+def check_finite(x: np.ndarray, name: str) -> None:
+    """Raise if a numeric array holds NaN (or ±inf), saying how many and the first positions."""
+    if x.dtype.kind not in "fc":
+        return
+    bad = ~np.isfinite(x)
+    if bad.any():
+        idx = np.flatnonzero(bad.reshape(-1))
+        where = ", ".join(str(i) for i in idx[:5]) + (", ..." if idx.size > 5 else "")
+        raise ValueError(
+            f"{name}: {idx.size} value(s) are NaN or infinite (flat positions {where}); "
+            "drop or impute those rows explicitly before calling."
+        )
+
+
+def check_binary(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` as an int8 array of 0/1, or raise naming the non-binary values seen.
+
+    Accepts bool, integer or float arrays whose values are exactly 0 and 1. Other labels (for
+    example ``"yes"``/``"no"`` or ``1``/``2``) are rejected: map them to 0/1 first, with 1 the
+    beneficial outcome.
+    """
+    arr = as_numpy(x, name)
+    if arr.dtype == bool:
+        return arr.astype(np.int8)
+    if arr.dtype.kind in "fc":
+        check_finite(arr, name)
+    if arr.dtype.kind not in "biufc":
+        seen = np.unique(arr.astype(str))
+        raise ValueError(
+            f"{name}: must be binary 0/1 (1 = the beneficial outcome); saw values {_preview(seen)}. "
+            "Map the labels to 0/1 first."
+        )
+    seen = np.unique(arr)
+    if not np.all(np.isin(seen, [0, 1])):
+        raise ValueError(
+            f"{name}: must be binary 0/1 (1 = the beneficial outcome); saw values {_preview(seen)}. "
+            "Map the labels to 0/1 first."
+        )
+    return arr.astype(np.int8)
+
+
+def check_same_length(**arrays: Any) -> int:
+    """Raise unless every array has the same length along its last axis; return that length."""
+    lengths = {k: np.shape(v)[-1] if np.ndim(v) else None for k, v in arrays.items()}
+    for k, n in lengths.items():
+        if n is None:
+            raise ValueError(f"{k}: must be a 1-D array of per-row values, got a scalar.")
+    distinct = set(lengths.values())
+    if len(distinct) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"length mismatch: {desc} rows; pass one value per row in each.")
+    return distinct.pop()
+
+
+def check_probabilities(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` as a float array in [0, 1], or raise naming the bad values."""
+    arr = as_numpy(x, name)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: must be numeric probabilities in [0, 1], got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64)
+    check_finite(arr, name)
+    if arr.size and (arr.min() < 0 or arr.max() > 1):
+        raise ValueError(
+            f"{name}: probabilities must lie in [0, 1]; saw min {arr.min():.6g}, max {arr.max():.6g}."
+        )
+    return arr
+
+
+def check_counts(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` as a float array of non-negative integer counts, or raise.
+
+    Used where exact counts are required (combinatorics, samplers). Metrics themselves accept
+    float counts (soft confusion matrices) and do not call this.
+    """
+    arr = as_numpy(x, name)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: must be numeric counts, got dtype {arr.dtype}.")
+    if arr.dtype.kind == "f":
+        check_finite(arr, name)
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name}: counts must be whole numbers; got non-integer values.")
+    if np.any(arr < 0):
+        raise ValueError(f"{name}: counts must be non-negative; got a negative value.")
+    return arr
+
+
+def check_nonempty(n: Any, name: str) -> None:
+    """Raise if a size is zero (an empty group or data set)."""
+    if int(n) <= 0:
+        raise ValueError(f"{name}: is empty (0 rows); every group must hold at least one row.")
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """Raise unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        opts = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name}: must be one of {opts}; got {value!r}.")
+    return value
+
+
+def check_nonnegative_scalar(value: Any, name: str) -> float:
+    """Raise unless ``value`` is a finite real number ≥ 0."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: must be a number ≥ 0; got {value!r}.") from exc
+    if not np.isfinite(v) or v < 0:
+        raise ValueError(f"{name}: must be a finite number ≥ 0; got {value!r}.")
+    return v
