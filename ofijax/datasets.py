@@ -62,7 +62,7 @@ _SHA256 = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _raw_bytes(name: str) -> bytes:
     """Decompress a packaged file and verify the SHA-256 of its original bytes."""
     if name not in _SHA256:  # pragma: no cover - internal misuse
@@ -94,7 +94,7 @@ _COMPAS_FILES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compas_frame(variant: str, filtered: bool) -> pd.DataFrame:
     if variant == "ijdi":
         # "None" is a category of Prior Offenses: do not let pandas turn it into NaN.
@@ -223,7 +223,7 @@ _GERMAN_COLUMNS = [
 _GERMAN_SEX = {"A91": "male", "A92": "female", "A93": "male", "A94": "male", "A95": "female"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _german_frame(variant: str) -> pd.DataFrame:
     if variant == "uci":
         df = pd.read_csv(
@@ -308,7 +308,7 @@ _ADULT_COLUMNS = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _adult_frame(split: str) -> pd.DataFrame:
     name = "adult.data.gz" if split == "train" else "adult.test.gz"
     df = pd.read_csv(
@@ -406,7 +406,9 @@ def _acs_person_file(root_dir: str, state: str, year: int) -> str:
 
 
 def load_acs_employment(
-    root_dir: str | os.PathLike, state: str = "GA", years: int | Iterable[int] = (2014, 2015, 2016, 2017)
+    root_dir: str | os.PathLike,
+    state: str = "GA",
+    years: int | Iterable[int] = (2014, 2015, 2016, 2017),
 ) -> pd.DataFrame:
     """Folktables' ACSEmployment task built from local ACS PUMS 1-Year person files.
 
@@ -416,7 +418,8 @@ def load_acs_employment(
     ``ACSEmployment.df_to_pandas`` (no row filter). Missing values become **0.0**, not -1:
     folktables' postprocess is ``np.nan_to_num(x, -1)``, whose second positional argument is
     ``copy``, so the intended -1 fill never happens (kept as is, to match folktables and the
-    OFI authors' pipeline). Nothing is downloaded. folktables expects the Census file names under ``root_dir``:
+    OFI authors' pipeline). Nothing is downloaded. folktables expects the Census file names
+    under ``root_dir``:
 
     * ``{root_dir}/{year}/1-Year/ss{yy}p{st}.csv`` for 2014-2016 (e.g. ``ss14pga.csv``),
     * ``{root_dir}/{year}/1-Year/psam_p{fips}.csv`` from 2017 (e.g. ``psam_p13.csv`` for GA).
@@ -456,7 +459,9 @@ def load_acs_employment(
     try:
         years = [int(y) for y in years]
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"years: must be an int or a list of ints >= 2014; got {years!r}.") from exc
+        raise ValueError(
+            f"years: must be an int or a list of ints >= 2014; got {years!r}."
+        ) from exc
     if not years or any(y < 2014 for y in years):
         raise ValueError(f"years: must be a non-empty list of years >= 2014; got {years!r}.")
     root = os.fspath(root_dir)

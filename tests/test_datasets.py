@@ -72,15 +72,27 @@ def _raw_compas(variant):
             "general",
             6172,
             "score_text",
-            {"African-American": 3175, "Caucasian": 2103, "Hispanic": 509, "Other": 343,
-             "Asian": 31, "Native American": 11},
+            {
+                "African-American": 3175,
+                "Caucasian": 2103,
+                "Hispanic": 509,
+                "Other": 343,
+                "Asian": 31,
+                "Native American": 11,
+            },
         ),
         (
             "violent",
             4020,
             "v_score_text",
-            {"African-American": 1918, "Caucasian": 1459, "Hispanic": 355, "Other": 255,
-             "Asian": 26, "Native American": 7},
+            {
+                "African-American": 1918,
+                "Caucasian": 1459,
+                "Hispanic": 355,
+                "Other": 255,
+                "Asian": 26,
+                "Native American": 7,
+            },
         ),
     ],
 )
@@ -114,12 +126,19 @@ def test_compas_unfiltered_and_ijdi():
     ij = load_compas("ijdi")
     assert ij.shape == (7214, 10)
     assert list(ij.columns[:7]) == [
-        "Sex", "Race", "Prior Offenses", "Under 25", "ChargeDegree",
-        "ReoffendedWithinTwoYears", "COMPASPredictedDecileScore",
+        "Sex",
+        "Race",
+        "Prior Offenses",
+        "Under 25",
+        "ChargeDegree",
+        "ReoffendedWithinTwoYears",
+        "COMPASPredictedDecileScore",
     ]
     # "None" is a category, not a missing value.
     assert ij["Prior Offenses"].value_counts().to_dict() == {
-        "1 to 5": 3540, "None": 2150, "Over 5": 1524,
+        "1 to 5": 3540,
+        "None": 2150,
+        "Over 5": 1524,
     }
     # Row-for-row the same people as the raw general file.
     np.testing.assert_array_equal(ij["Race"].to_numpy(), raw["race"].to_numpy())
@@ -155,7 +174,10 @@ def test_german_variants():
     assert uci.shape == (1000, 23)
     assert uci["credit_class"].value_counts().to_dict() == {1: 700, 2: 300}
     assert uci["personal_status_sex"].value_counts().to_dict() == {
-        "A93": 548, "A92": 310, "A94": 92, "A91": 50,
+        "A93": 548,
+        "A92": 310,
+        "A94": 92,
+        "A91": 50,
     }
     assert int(uci["label_good"].sum()) == 700
     ij = load_german("ijdi")
@@ -177,8 +199,11 @@ def test_adult_splits():
     assert tr["income"].value_counts().to_dict() == {"<=50K": 24720, ">50K": 7841}
     assert te["income"].value_counts().to_dict() == {"<=50K": 12435, ">50K": 3846}
     assert tr["race"].value_counts().to_dict() == {
-        "White": 27816, "Black": 3124, "Asian-Pac-Islander": 1039,
-        "Amer-Indian-Eskimo": 311, "Other": 271,
+        "White": 27816,
+        "Black": 3124,
+        "Asian-Pac-Islander": 1039,
+        "Amer-Indian-Eskimo": 311,
+        "Other": 271,
     }
     assert int(tr.isna().any(axis=1).sum()) == 2399
     assert int(te.isna().any(axis=1).sum()) == 1221
@@ -192,9 +217,37 @@ def test_adult_splits():
 # A few columns of the real ACS PUMS person-file header (RT, SERIALNO, ... are what folktables
 # reads positionally / by dtype), plus every ACSEmployment feature and the target ESR.
 ACS_COLUMNS = [
-    "RT", "SERIALNO", "DIVISION", "SPORDER", "PUMA", "REGION", "ST", "ADJINC", "PWGTP",
-    "AGEP", "CIT", "COW", "DEAR", "DEYE", "DREM", "ESP", "ESR", "MAR", "MIG", "MIL",
-    "NATIVITY", "PINCP", "RELP", "SCHL", "SEX", "WKHP", "DIS", "ANC", "RAC1P", "SOCP", "NAICSP",
+    "RT",
+    "SERIALNO",
+    "DIVISION",
+    "SPORDER",
+    "PUMA",
+    "REGION",
+    "ST",
+    "ADJINC",
+    "PWGTP",
+    "AGEP",
+    "CIT",
+    "COW",
+    "DEAR",
+    "DEYE",
+    "DREM",
+    "ESP",
+    "ESR",
+    "MAR",
+    "MIG",
+    "MIL",
+    "NATIVITY",
+    "PINCP",
+    "RELP",
+    "SCHL",
+    "SEX",
+    "WKHP",
+    "DIS",
+    "ANC",
+    "RAC1P",
+    "SOCP",
+    "NAICSP",
 ]
 
 
@@ -203,15 +256,30 @@ def _acs_rows(rng, n, year):
     for i in range(n):
         r = {c: "" for c in ACS_COLUMNS}
         r.update(
-            RT="P", SERIALNO=f"{year}GQ{i:07d}", DIVISION=5, SPORDER=1, PUMA=1100, REGION=3,
-            ST=13, ADJINC=1011189, PWGTP=int(rng.integers(1, 300)),
-            AGEP=int(rng.integers(0, 95)), CIT=int(rng.integers(1, 6)),
-            DEAR=int(rng.integers(1, 3)), DEYE=int(rng.integers(1, 3)),
-            MAR=int(rng.integers(1, 6)), MIG=int(rng.integers(1, 4)),
-            NATIVITY=int(rng.integers(1, 3)), RELP=int(rng.integers(0, 18)),
-            SCHL=int(rng.integers(1, 25)), SEX=int(rng.integers(1, 3)),
-            DIS=int(rng.integers(1, 3)), ANC=int(rng.integers(1, 5)),
-            RAC1P=int(rng.integers(1, 10)), SOCP="1191XX", NAICSP="722Z",
+            RT="P",
+            SERIALNO=f"{year}GQ{i:07d}",
+            DIVISION=5,
+            SPORDER=1,
+            PUMA=1100,
+            REGION=3,
+            ST=13,
+            ADJINC=1011189,
+            PWGTP=int(rng.integers(1, 300)),
+            AGEP=int(rng.integers(0, 95)),
+            CIT=int(rng.integers(1, 6)),
+            DEAR=int(rng.integers(1, 3)),
+            DEYE=int(rng.integers(1, 3)),
+            MAR=int(rng.integers(1, 6)),
+            MIG=int(rng.integers(1, 4)),
+            NATIVITY=int(rng.integers(1, 3)),
+            RELP=int(rng.integers(0, 18)),
+            SCHL=int(rng.integers(1, 25)),
+            SEX=int(rng.integers(1, 3)),
+            DIS=int(rng.integers(1, 3)),
+            ANC=int(rng.integers(1, 5)),
+            RAC1P=int(rng.integers(1, 10)),
+            SOCP="1191XX",
+            NAICSP="722Z",
         )
         if r["AGEP"] >= 5:
             r["DREM"] = int(rng.integers(1, 3))
