@@ -95,8 +95,9 @@ def heatmaps(
             norm = TwoSlopeNorm(vcenter=center, vmin=min(lo, center - 1e-6), vmax=center + span)
         else:
             norm = TwoSlopeNorm(vcenter=center, vmin=center - span, vmax=center + span)
-        cmap = plt.get_cmap("coolwarm_r" if key == "te" else "coolwarm").copy()
-        cmap.set_bad("lightgrey")
+        cmap = plt.get_cmap("coolwarm_r" if key == "te" else "coolwarm").with_extremes(
+            bad="lightgrey"
+        )
         im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, norm=norm)
         for (i, j), val in np.ndenumerate(m):
             ax.text(j, i, _fmt(val), ha="center", va="center", fontsize=8)

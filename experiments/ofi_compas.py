@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+_HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(_HERE), str(_HERE.parent)]  # _ofi_common and the repo's ofijax
 
-import ofijax  # noqa: E402
 from _ofi_common import (  # noqa: E402
     RESULTS_DIR,
     cm_table,
@@ -43,6 +43,8 @@ from _ofi_common import (  # noqa: E402
     pair_tables,
     print_key_numbers,
 )
+
+import ofijax  # noqa: E402
 from ofijax.datasets import load_compas  # noqa: E402
 
 #: Rounded integer percentages (TP, FN, FP, TN) with positive = recidivist / high risk, as
@@ -75,9 +77,7 @@ def compas_cms(variant: str) -> tuple[tuple, np.ndarray]:
     not a recidivist, positive prediction = Low risk.
     """
     df = load_compas(variant)
-    res = ofijax.group_confusion_matrices(
-        df["label_not_recid"], df["pred_low_risk"], df["race"]
-    )
+    res = ofijax.group_confusion_matrices(df["label_not_recid"], df["pred_low_risk"], df["race"])
     # Cross-check the flip: count in the original (harmful-positive) orientation, then flip.
     orig = ofijax.group_confusion_matrices(
         df["two_year_recid"], 1 - df["pred_low_risk"], df["race"]
@@ -175,7 +175,11 @@ def run(out_dir: Path = RESULTS_DIR, quick: bool = False) -> dict[str, object]:
         both = np.isfinite(diff)
         numbers[f"max_abs_diff_rounding_{name}"] = float(diff[both].max())
         key_rows.append(
-            {"source": "max_abs_diff_exact_vs_rounded", "metric": name, "value": float(diff[both].max())}
+            {
+                "source": "max_abs_diff_exact_vs_rounded",
+                "metric": name,
+                "value": float(diff[both].max()),
+            }
         )
     pd.DataFrame(key_rows).to_csv(
         out_dir / "ofi_compas_key_numbers.csv", index=False, float_format="%.6f"

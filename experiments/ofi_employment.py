@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+_HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(_HERE), str(_HERE.parent)]  # _ofi_common and the repo's ofijax
 
-import ofijax  # noqa: E402
 from _ofi_common import (  # noqa: E402
     RESULTS_DIR,
     cm_table,
@@ -41,6 +41,8 @@ from _ofi_common import (  # noqa: E402
     pair_tables,
     print_key_numbers,
 )
+
+import ofijax  # noqa: E402
 from ofijax.datasets import load_acs_employment, load_adult  # noqa: E402
 
 ADULT_FEATURES = [
@@ -108,7 +110,10 @@ def group_cms(y_true, y_pred, groups):
     y_true, y_pred, groups = map(np.asarray, (y_true, y_pred, groups))
     res = ofijax.group_confusion_matrices(y_true, y_pred, groups)
     sk = np.stack(
-        [confusion_matrix(y_true[groups == g], y_pred[groups == g], labels=[0, 1]) for g in res.groups]
+        [
+            confusion_matrix(y_true[groups == g], y_pred[groups == g], labels=[0, 1])
+            for g in res.groups
+        ]
     )
     via_sklearn = np.asarray(ofijax.from_sklearn(sk))
     np.testing.assert_array_equal(via_sklearn, np.asarray(res.cms))
@@ -235,7 +240,11 @@ def adult_study(out_dir: Path, seed: int = 0, quick: bool = False) -> dict[str, 
 
 
 def acs_study(
-    root: Path, out_dir: Path, years=(2014, 2015, 2016, 2017), state: str = "GA", seed: int = 0,
+    root: Path,
+    out_dir: Path,
+    years=(2014, 2015, 2016, 2017),
+    state: str = "GA",
+    seed: int = 0,
     quick: bool = False,
 ) -> dict[str, object]:
     """The paper's design on local ACS files: per-year min-max + shuffle, positional 60/40."""
@@ -271,7 +280,9 @@ def acs_study(
                 dpi,
             )
             numbers[f"acs_{tag}{mname}_accuracy"] = r["accuracy"]
-            numbers[f"acs_{tag}{mname}_undefined_te_pairs"] = f"{r['undefined_te_pairs']}/{r['pairs']}"
+            numbers[f"acs_{tag}{mname}_undefined_te_pairs"] = (
+                f"{r['undefined_te_pairs']}/{r['pairs']}"
+            )
 
     run("", data, ("rf", "nb"))
     small = data.iloc[rng.choice(len(data), size=min(60, len(data)), replace=False)]
@@ -296,8 +307,14 @@ def main(argv=None) -> int:
     numbers = adult_study(args.out, seed=args.seed, quick=args.quick)
     if args.acs_root is not None:
         numbers.update(
-            acs_study(args.acs_root, args.out, tuple(args.acs_years), args.acs_state, args.seed,
-                      args.quick)
+            acs_study(
+                args.acs_root,
+                args.out,
+                tuple(args.acs_years),
+                args.acs_state,
+                args.seed,
+                args.quick,
+            )
         )
     numbers["runtime_s"] = round(time.perf_counter() - t0, 2)
     print_key_numbers(numbers)
