@@ -20,7 +20,7 @@ For OFI the largest change is bounded by 2/min(n_i, n_j) for moves and 2/(min(n)
 (one person shifts FP - FN by at most 2, resp. 1 with n growing by one); DI and TE have no such
 bound. Everything is vectorised with ``jax.numpy`` over chunks of cm_i rows (all cm_j at once).
 
-Writes ``experiments/results/ofi_robustness_summary.csv``, ``ofi_robustness_table1.csv`` and
+Writes ``experiments/results/ofi_robustness_summary.csv``, ``ofi_table1.csv`` (Table 1) and
 ``ofi_robustness.png``. Usage: ``python experiments/ofi_robustness.py [--quick]``
 """
 
@@ -166,15 +166,22 @@ def summarise(sizes, quick: bool = False) -> tuple[pd.DataFrame, dict]:
     return pd.DataFrame(rows), dists
 
 
-def table1_alpha() -> pd.DataFrame:
-    """Scenario B -> α of the paper (one TP added to each group), computed with the core API."""
-    sc = {s.name: s for s in ofijax.paper_table1()}
+def table1() -> pd.DataFrame:
+    """The paper's Table 1 (scenarios A, B, α), every quantity computed with the core API."""
     rows = []
-    for s in ("B", "alpha"):
-        ci, cj = sc[s].cm_i, sc[s].cm_j
+    for sc in ofijax.paper_table1():
+        ci, cj = sc.cm_i, sc.cm_j
         rows.append(
             {
-                "scenario": s,
+                "scenario": sc.name,
+                "cm_i": " ".join(str(int(x)) for x in ci),
+                "cm_j": " ".join(str(int(x)) for x in cj),
+                "b_i": float(ofijax.benefit(ci)),
+                "b_j": float(ofijax.benefit(cj)),
+                "Eb_i": float(ofijax.expected_benefit(ci)),
+                "Eb_j": float(ofijax.expected_benefit(cj)),
+                "B_i": float(ofijax.marginal_benefit(ci)),
+                "B_j": float(ofijax.marginal_benefit(cj)),
                 "ofi": float(ofijax.ofi(ci, cj)),
                 "di_paper": float(ofijax.disparate_impact(ci, cj)),
                 "di_paper_undefined_one": float(ofijax.disparate_impact(ci, cj, undefined="one")),
@@ -224,8 +231,8 @@ def run(out_dir: Path = RESULTS_DIR, quick: bool = False) -> dict[str, object]:
     sizes = QUICK_SIZES if quick else FULL_SIZES
     summary, dists = summarise(sizes, quick)
     summary.to_csv(out_dir / "ofi_robustness_summary.csv", index=False, float_format="%.6g")
-    t1 = table1_alpha()
-    t1.to_csv(out_dir / "ofi_robustness_table1.csv", index=False, float_format="%.6f")
+    t1 = table1().set_index("scenario")
+    t1.to_csv(out_dir / "ofi_table1.csv", float_format="%.6f")
     plot(dists, sizes, out_dir / "ofi_robustness.png", dpi=60 if quick else 90)
     numbers: dict[str, object] = {}
     for n_i, n_j in sizes:
@@ -237,8 +244,10 @@ def run(out_dir: Path = RESULTS_DIR, quick: bool = False) -> dict[str, object]:
         te = s[(s.metric == "te") & (s.change == "add")].iloc[0]
         numbers[f"te_undefined_pairs_{n_i}x{n_j}"] = int(te.undefined_pairs)
         numbers[f"te_undefined_pairs_formula_{n_i}x{n_j}"] = te_undefined_pairs(n_i, n_j)
-    numbers["table1_ofi_B_to_alpha_change"] = float(t1.ofi[1] - t1.ofi[0])
-    numbers["table1_di_B_to_alpha"] = f"{t1.di_paper_undefined_one[0]:.4g} -> {t1.di_paper[1]:.4g}"
+    numbers["table1_ofi_B_to_alpha_change"] = float(t1.ofi["alpha"] - t1.ofi["B"])
+    numbers["table1_di_B_to_alpha"] = (
+        f"{t1.di_paper_undefined_one['B']:.4g} -> {t1.di_paper['alpha']:.4g}"
+    )
     return numbers
 
 
