@@ -270,7 +270,9 @@ def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
              for j in range(n + 1)]
         )
         rest = np.where(ki <= mi, mi - ki, 0)
-        logpmf = logc + lg[ki] + lb[rest] - lt[mi]
+        with np.errstate(invalid="ignore"):
+            logpmf = logc + lg[ki] + lb[rest] - lt[mi]
+        logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
     else:  # pragma: no cover - internal
         raise AssertionError(kind)
     return _cdf_from_logpmf(logpmf, valid)
