@@ -35,6 +35,7 @@ __all__ = [
     "uniform_floats",
     "uniform_below",
     "unrank_cms",
+    "unrank_cms_jit",
     "uniform_cms",
     "conditional_tables",
     "table_sample",
@@ -139,29 +140,28 @@ def _cbrt(x: jax.Array) -> jax.Array:
     return y
 
 
-@functools.lru_cache(maxsize=64)
-def _cum_table(n: int) -> np.ndarray:
-    # entry j = N(j − 1) for j = 0..n + 1 (N(−1) = 0), all < 2^32 when n ≤ UNRANK_MAX_N.
-    return np.array([num_cms(j - 1) for j in range(n + 2)], dtype=np.uint32)
+# entry j = N(j − 1) for j = 0..UNRANK_MAX_N + 1 (N(−1) = 0), all < 2^32 (12 KB).
+_CUM_TABLE = np.array([num_cms(j - 1) for j in range(UNRANK_MAX_N + 2)], dtype=np.uint32)
 
 
-def unrank_cms(rank: jax.Array, n: int) -> jax.Array:
+def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
     """Closed-form unranking of uint32 ranks in [0, N(n)) into int32 (..., 4) matrices.
 
     m = n − TP is the least m with N(m) > rank (cube-root estimate + two integer corrections each
     way against an exact table of N); then k = m − FP + 1 is the least k with T(k) > rank − N(m−1)
     (square-root estimate + corrections); FN is the remaining offset and TN the rest.
+    ``n`` may be a Python int or an int array broadcastable with ``rank`` (traced is fine).
     Ranks outside [0, N(n)) give garbage rows (callers mask them).
     """
-    if n > UNRANK_MAX_N:
+    if isinstance(n, int) and n > UNRANK_MAX_N:
         raise ValueError(f"n: unranking needs |M(n)| < 2^32, i.e. n ≤ {UNRANK_MAX_N}; got {n}.")
     s = rank.astype(jnp.uint32)
-    table = jnp.asarray(_cum_table(n))
+    table = jnp.asarray(_CUM_TABLE)
     # m = n − TP: least m with N(m) = table[m + 1] > s; (m + 2)³ − (m + 2) = 6 N(m).
     y = _cbrt(6.0 * s.astype(jnp.float32) + 1.0)
     m = jnp.clip(jnp.floor(y).astype(jnp.int32) - 2, 0, n)
     for _ in range(2):
-        m = jnp.where((m < n) & (table[jnp.minimum(m + 1, n + 1)] <= s), m + 1, m)
+        m = jnp.where((m < n) & (table[jnp.minimum(m + 1, UNRANK_MAX_N + 1)] <= s), m + 1, m)
     m = jnp.where((m > 0) & (table[m] > s), m - 1, m)
     s2 = (s - table[m]).astype(jnp.int32)  # offset inside the TP block, < T(m + 1) ≤ 4.4e6
     # k = m − FP + 1: least k with T(k) = k (k + 1) / 2 > s2.
@@ -174,6 +174,9 @@ def unrank_cms(rank: jax.Array, n: int) -> jax.Array:
     tn = k - 1 - fn
     tp = n - m
     return jnp.stack([jnp.broadcast_to(tp, fn.shape), fn, fp, tn], axis=-1).astype(jnp.int32)
+
+
+unrank_cms_jit = jax.jit(unrank_cms)
 
 
 def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:

@@ -335,7 +335,7 @@ def unrank_confusion_matrix(rank: Any, n: int) -> jax.Array:
         if r.size and r.max() >= _C.num_cms(n):
             raise ValueError(f"rank: must lie in [0, N(n)) = [0, {_C.num_cms(n)}).")
         rank = jnp.asarray(r.astype(np.uint32))
-    return _S.unrank_cms(rank, n)
+    return _S.unrank_cms_jit(rank, np.int32(n))
 
 
 def marginal_benefit_pmf(n: int, probs: Any = None) -> PMF:
