@@ -116,6 +116,12 @@ def heatmaps(
     plt.close(fig)
 
 
+def save_numbers(numbers: dict[str, object], path: Path) -> None:
+    """Write the key numbers as a two-column CSV (name, value) for RESULTS.md to quote."""
+    rows = [{"name": k, "value": v} for k, v in numbers.items()]
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
 def print_key_numbers(numbers: dict[str, object]) -> None:
     """End a script's output with ``name: value`` lines."""
     for k, val in numbers.items():

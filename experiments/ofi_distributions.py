@@ -39,7 +39,7 @@ import pandas as pd
 _HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(_HERE), str(_HERE.parent)]  # _ofi_common and the repo's ofijax
 
-from _ofi_common import RESULTS_DIR, print_key_numbers  # noqa: E402
+from _ofi_common import RESULTS_DIR, print_key_numbers, save_numbers  # noqa: E402
 
 import ofijax  # noqa: E402
 from ofijax import distributions as D  # noqa: E402
@@ -54,9 +54,7 @@ HOLE_NS = (1, 2, 5, 10, 20, 50, 100)
 # ------------------------------------------------------------------------------- 1. sigma(B; n)
 
 
-def sigma_table(
-    n_max: int, mc_grid, key, samples: int, multinomial: bool = True
-) -> pd.DataFrame:
+def sigma_table(n_max: int, mc_grid, key, samples: int, multinomial: bool = True) -> pd.DataFrame:
     rows = []
     for n in range(1, n_max + 1):
         m = D.marginal_benefit_moments(n)
@@ -144,8 +142,12 @@ def threshold_table(pairs, key, quick: bool) -> tuple[pd.DataFrame, dict]:
         mc_t = np.nan
         if not quick:
             mc_t = D.ofi_threshold(
-                n_i, n_j, level=0.95, method="monte_carlo",
-                key=jax.random.fold_in(key, n_i * 7 + n_j), num_samples=400_000,
+                n_i,
+                n_j,
+                level=0.95,
+                method="monte_carlo",
+                key=jax.random.fold_in(key, n_i * 7 + n_j),
+                num_samples=400_000,
             ).threshold
         rows.append(
             {
@@ -270,10 +272,20 @@ def plots(sig, shapes_ns, pmfs, holes, out_dir: Path, dpi: int) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     ax.plot(sig.index, sig["sigma_exact"], label="exact σ(B; n) = √((n+4)/(10n))")
     mc = sig.dropna(subset=["sigma_mc"])
-    ax.errorbar(mc.index, mc["sigma_mc"], yerr=2 * mc["sigma_mc_se"], fmt="o", ms=4,
-                label="Monte Carlo, uniform on M(n) (±2 SE)")
-    ax.plot(sig.index, sig["sigma_multinomial_p_quarter"], "--",
-            label="multinomial p = ¼ (NOT uniform): √(0.5/n)")
+    ax.errorbar(
+        mc.index,
+        mc["sigma_mc"],
+        yerr=2 * mc["sigma_mc_se"],
+        fmt="o",
+        ms=4,
+        label="Monte Carlo, uniform on M(n) (±2 SE)",
+    )
+    ax.plot(
+        sig.index,
+        sig["sigma_multinomial_p_quarter"],
+        "--",
+        label="multinomial p = ¼ (NOT uniform): √(0.5/n)",
+    )
     ax.plot(mc.index, mc["sigma_mc_multinomial_p_quarter"], "x", color="C2")
     ax.axhline(1 / math.sqrt(10), color="k", lw=0.8, ls=":", label="1/√10 ≈ 0.316")
     ax.axhline(0.3, color="r", lw=0.8, ls=":", label="paper's threshold 0.3")
@@ -329,8 +341,9 @@ def plots(sig, shapes_ns, pmfs, holes, out_dir: Path, dpi: int) -> None:
     plt.close(fig)
 
 
-def run(out_dir: Path = RESULTS_DIR, quick: bool = False, samples: int | None = None,
-        seed: int = 0) -> dict[str, object]:
+def run(
+    out_dir: Path = RESULTS_DIR, quick: bool = False, samples: int | None = None, seed: int = 0
+) -> dict[str, object]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(seed)
@@ -378,6 +391,7 @@ def run(out_dir: Path = RESULTS_DIR, quick: bool = False, samples: int | None = 
         numbers[f"sigma_ofi_uniform_{tag}"] = float(r.sigma_OFI)
         numbers[f"threshold95_ofi_uniform_{tag}"] = float(r.threshold_95_exact)
         numbers[f"share_abs_ofi_gt_0.3_uniform_{tag}"] = float(r["share_abs_ofi_gt_0.3"])
+    save_numbers(numbers, out_dir / "ofi_distributions_numbers.csv")
     return numbers
 
 

@@ -40,6 +40,7 @@ from _ofi_common import (  # noqa: E402
     heatmaps,
     pair_tables,
     print_key_numbers,
+    save_numbers,
 )
 
 import ofijax  # noqa: E402
@@ -236,6 +237,7 @@ def adult_study(out_dir: Path, seed: int = 0, quick: bool = False) -> dict[str, 
     numbers["adult_rf60_groups_in_test"] = len(r["groups"])
     numbers["adult_rf60_undefined_di_paper_pairs"] = f"{r['undefined_di_paper_pairs']}/{r['pairs']}"
     numbers["adult_rf60_undefined_te_pairs"] = f"{r['undefined_te_pairs']}/{r['pairs']}"
+    save_numbers(numbers, out_dir / "ofi_employment_adult_numbers.csv")
     return numbers
 
 
@@ -287,6 +289,7 @@ def acs_study(
     run("", data, ("rf", "nb"))
     small = data.iloc[rng.choice(len(data), size=min(60, len(data)), replace=False)]
     run("60_", small.reset_index(drop=True), ("rf",))
+    save_numbers(numbers, out_dir / "ofi_employment_acs_numbers.csv")
     return numbers
 
 

@@ -14,7 +14,8 @@ it records, per metric (OFI, DI paper eq. 1, DI P̂/P as in the authors' code, T
 * the largest |change| over the neighbours where the metric is defined before and after;
 * whether some neighbour switches the metric between defined and undefined;
 * whether some neighbour flips the verdict: OFI beyond ±0.3 (``ofijax.ofi_flag``), DI's
-  four-fifths rule (``ofijax.four_fifths_rule``), TE's sign.
+  four-fifths rule (``ofijax.four_fifths_rule``), TE's sign -- decided exactly on the counts
+  (cross-multiplied), since ratios landing exactly on 0.3 or 5/4 are common in small groups.
 
 For OFI the largest change is bounded by 2/min(n_i, n_j) for moves and 2/(min(n)+1) for additions
 (one person shifts FP - FN by at most 2, resp. 1 with n growing by one); DI and TE have no such
@@ -41,7 +42,7 @@ import pandas as pd
 _HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(_HERE), str(_HERE.parent)]  # _ofi_common and the repo's ofijax
 
-from _ofi_common import RESULTS_DIR, print_key_numbers  # noqa: E402
+from _ofi_common import RESULTS_DIR, print_key_numbers, save_numbers  # noqa: E402
 
 import ofijax  # noqa: E402
 
@@ -85,12 +86,27 @@ def _metric(name: str, a, b):
     return ofijax.treatment_equality(a, b)
 
 
-def _verdict(name: str, v):
-    if name == "ofi":
-        return ofijax.ofi_flag(v, 0.3)
-    if name.startswith("di"):
-        return ofijax.four_fifths_rule(v)
-    return jnp.sign(v)
+def _verdict(name: str, a, b):
+    """The verdict (+1 bias for i, -1 bias for j, 0 none) decided *exactly* on the counts.
+
+    Same rules as ``ofijax.ofi_flag(·, 0.3)``, ``ofijax.four_fifths_rule`` and sign(TE), but
+    cross-multiplied in integer-valued arithmetic: float ratios that land exactly on 0.3 or 5/4
+    (common for small groups) would otherwise be classified by rounding error.
+    """
+    tp_i, fn_i, fp_i, tn_i = (a[..., k] for k in range(4))
+    tp_j, fn_j, fp_j, tn_j = (b[..., k] for k in range(4))
+    n_i, n_j = a.sum(-1), b.sum(-1)
+    if name == "ofi":  # OFI = num / (n_i n_j)
+        num = (fp_i - fn_i) * n_j - (fp_j - fn_j) * n_i
+        den = n_i * n_j
+        return jnp.where(10 * num > 3 * den, 1, jnp.where(10 * num < -3 * den, -1, 0))
+    if name == "te":  # sign(FN_i/FP_i - FN_j/FP_j), FP > 0 where defined
+        return jnp.sign(fn_i * fp_j - fn_j * fp_i).astype(jnp.int32)
+    if name == "di_paper":  # DI = (P̂_i n_j) / (P̂_j n_i)
+        num, den = (tp_i + fp_i) * n_j, (tp_j + fp_j) * n_i
+    else:  # DI = (P̂_i P_j) / (P_i P̂_j)
+        num, den = (tp_i + fp_i) * (tp_j + fn_j), (tp_i + fn_i) * (tp_j + fp_j)
+    return jnp.where(4 * num > 5 * den, 1, jnp.where(5 * num < 4 * den, -1, 0))
 
 
 @functools.partial(jax.jit, static_argnames=("name",))
@@ -109,8 +125,8 @@ def _chunk(ci, cj, d_i, d_j, *, name):
     change = jnp.where(both, jnp.abs(v1 - v0[..., None]), -jnp.inf).max(-1)
     change = jnp.where(jnp.isfinite(change), change, jnp.nan)
     switch = jnp.any(ok & (def0 != def1), -1)
-    w0 = _verdict(name, v0)[..., None]
-    w1 = _verdict(name, v1)
+    w0 = _verdict(name, ci[:, None, :], cj[None, :, :])[..., None]
+    w1 = _verdict(name, a, b)
     flip = jnp.any(ok & ((def0 != def1) | (both & (w0 != w1))), -1)
     return ~jnp.isfinite(v0), change, switch, flip
 
@@ -248,6 +264,7 @@ def run(out_dir: Path = RESULTS_DIR, quick: bool = False) -> dict[str, object]:
     numbers["table1_di_B_to_alpha"] = (
         f"{t1.di_paper_undefined_one['B']:.4g} -> {t1.di_paper['alpha']:.4g}"
     )
+    save_numbers(numbers, out_dir / "ofi_robustness_numbers.csv")
     return numbers
 
 

@@ -33,7 +33,9 @@ def test_python3_kernel_runs_this_interpreter():
 def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)
     # Stored without heavy outputs: keep the repository small.
-    stored = sum(len(str(o)) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    stored = sum(
+        len(str(o)) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
     assert stored < 50_000, f"{path.name}: clear the outputs before committing"
     nb.cells.append(nbformat.v4.new_code_cell(CHECK_EXE))
     env_before = os.environ.get("JAX_PLATFORMS")

@@ -203,43 +203,63 @@ def test_adult_loader_feeds_the_study():
 # ---------------------------------------------------------------------------- robustness
 
 
+def _verdict_exact(metric, v):
+    if v is None:
+        return None
+    if metric == "ofi":
+        return 1 if v > Fraction(3, 10) else (-1 if v < Fraction(-3, 10) else 0)
+    if metric == "te":
+        return (v > 0) - (v < 0)
+    return 1 if v > Fraction(5, 4) else (-1 if v < Fraction(4, 5) else 0)
+
+
 def _brute(n_i, n_j, kind, metric):
-    """Pure-Python reference: per pair, max |change| over defined neighbours (Fractions)."""
+    """Pure-Python reference per pair: max |change| over defined neighbours and whether some
+    neighbour flips the verdict or the definedness (Fractions throughout)."""
     rob = _script("ofi_robustness")
     f = {
         "ofi": lambda a, b: _b(a) - _b(b),
         "di_paper": lambda a, b: _di(a, b, "paper"),
+        "di_pp_over_p": lambda a, b: _di(a, b, "pp_over_p"),
         "te": _te,
     }[metric]
     d_i, d_j = rob.deltas(kind)
-    out, undefined = [], 0
+    out, flips, undefined = [], [], 0
     for ci in rob.enumerate_cms(n_i):
         for cj in rob.enumerate_cms(n_j):
             ci_, cj_ = tuple(int(x) for x in ci), tuple(int(x) for x in cj)
             v0 = f(ci_, cj_)
             undefined += v0 is None
-            best = None
+            best, flip = None, False
             for a, b in zip(d_i, d_j):
                 a2 = tuple(int(x) for x in np.add(ci_, a))
                 b2 = tuple(int(x) for x in np.add(cj_, b))
                 if min(a2) < 0 or min(b2) < 0:
                     continue
                 v1 = f(a2, b2)
+                flip |= _verdict_exact(metric, v0) != _verdict_exact(metric, v1)
                 if v0 is not None and v1 is not None:
                     best = abs(v1 - v0) if best is None else max(best, abs(v1 - v0))
             out.append(math.nan if best is None else float(best))
-    return np.array(out), undefined
+            flips.append(flip)
+    return np.array(out), np.array(flips), undefined
 
 
 @pytest.mark.parametrize(
-    ("kind", "metric"), list(itertools.product(["add", "move"], ["ofi", "di_paper", "te"]))
+    ("kind", "metric"),
+    list(itertools.product(["add", "move"], ["ofi", "di_paper", "di_pp_over_p", "te"])),
 )
 def test_robustness_matches_brute_force(kind, metric):
     rob = _script("ofi_robustness")
-    undefined, change, _switch, _flip = rob.pair_study(2, 3, kind, metric, chunk=4)
-    want, want_undef = _brute(2, 3, kind, metric)
+    # n = 2 and 5 put OFI values exactly on ±0.3 (e.g. 1/2 - 1/5) and DI values exactly on
+    # 5/4 (e.g. (1/2)/(2/5)): verdicts there must not depend on float rounding.
+    assert _b((0, 0, 1, 1)) - _b((0, 0, 1, 4)) == Fraction(3, 10)
+    assert _di((1, 0, 0, 1), (2, 0, 0, 3), "paper") == Fraction(5, 4)
+    undefined, change, _switch, flip = rob.pair_study(2, 5, kind, metric, chunk=4)
+    want, want_flip, want_undef = _brute(2, 5, kind, metric)
     assert int(undefined.sum()) == want_undef
     np.testing.assert_allclose(change, want, rtol=1e-5, equal_nan=True)
+    np.testing.assert_array_equal(flip, want_flip)
 
 
 def test_robustness_script_quick(tmp_path):
@@ -255,3 +275,35 @@ def test_robustness_script_quick(tmp_path):
     s = pd.read_csv(tmp_path / "ofi_robustness_summary.csv")
     assert (s.loc[s.metric == "ofi", "undefined_pairs"] == 0).all()
     assert (tmp_path / "ofi_robustness.png").stat().st_size > 0
+
+
+# ---------------------------------------------------------------------------- distributions
+
+
+def test_distributions_script_quick(tmp_path):
+    dist = _script("ofi_distributions")
+    nums = dist.run(tmp_path, quick=True)
+    assert nums["var_equals_theorem_D2_all_n"] is True and nums["n_checked_exactly"] == 100
+    assert nums["var_B_n10_exact"] == "7/50"  # Corollary D.4 as printed would give 1.4
+    assert nums["mc_max_abs_z_sigma"] < 4
+    assert nums["holes_match_closed_forms"] and nums["core_nan_counts_match_holes"]
+    assert nums["B_count_decreases_towards_mode"] == 0
+    # B's limit shape is (3/2)(1-|x|)^2, far closer than the triangle.
+    assert nums["sup_density_diff_quadratic_n50"] < 0.1 < nums["sup_density_diff_triangular_n50"]
+    assert nums["sigma_ofi_uniform_20x20"] == pytest.approx(math.sqrt(2 * 24 / 200), abs=1e-9)
+    holes = pd.read_csv(tmp_path / "ofi_distributions_holes.csv")
+    te = holes[holes.metric.str.startswith("TE pairs")]
+    assert (te["holes"] == te["closed_form"]).all()
+    for f in ("sigma", "shape", "ofi_null", "holes"):
+        assert (tmp_path / f"ofi_distributions_{f}.png").stat().st_size > 0
+
+
+# ---------------------------------------------------------------------------- RESULTS.md
+
+
+def test_results_md_blocks_are_generated_from_the_committed_csvs():
+    """Every number block in RESULTS.md equals what ofi_report.py renders from results/*.csv."""
+    rep = _script("ofi_report")
+    text = rep.RESULTS_MD.read_text()
+    assert text.startswith("# Results\n") and "\n## OFI paper\n" in text
+    assert rep.apply(text, rep.render()) == text, "run: python experiments/ofi_report.py --update"
