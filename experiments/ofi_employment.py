@@ -152,7 +152,9 @@ def direction_counts(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def audit(name, y_true, y_pred, groups, out_dir: Path, title: str, dpi: int) -> dict:
+def audit(
+    name, y_true, y_pred, groups, out_dir: Path, title: str, dpi: int, plots: bool = True
+) -> dict:
     """Write counts, pairwise tables, heatmaps and direction counts for one model run."""
     names, cms, sk = group_cms(y_true, y_pred, groups)
     names = [str(g) for g in names]
@@ -166,7 +168,8 @@ def audit(name, y_true, y_pred, groups, out_dir: Path, title: str, dpi: int) -> 
     tables["di_pp_over_p_authors_layout"] = wrong["di_pp_over_p"]
     for key, t in tables.items():
         t.to_csv(out_dir / f"ofi_employment_{name}_{key}.csv", float_format="%.6f")
-    heatmaps(tables, title, out_dir / f"ofi_employment_{name}_heatmaps.png", dpi=dpi)
+    if plots:
+        heatmaps(tables, title, out_dir / f"ofi_employment_{name}_heatmaps.png", dpi=dpi)
     dc = direction_counts(tables)
     dc.to_csv(out_dir / f"ofi_employment_{name}_direction_counts.csv", index=False)
     off = ~np.eye(len(names), dtype=bool)
@@ -248,6 +251,7 @@ def acs_study(
     state: str = "GA",
     seed: int = 0,
     quick: bool = False,
+    plots: bool = True,
 ) -> dict[str, object]:
     """The paper's design on local ACS files: per-year min-max + shuffle, positional 60/40."""
     from ofijax.datasets import ACS_EMPLOYMENT_FEATURES
@@ -280,6 +284,7 @@ def acs_study(
                 f"ACS Employment {state} {min(years)}-{max(years)} ({len(frame):,} rows), "
                 f"{mname.upper()}",
                 dpi,
+                plots,
             )
             numbers[f"acs_{tag}{mname}_accuracy"] = r["accuracy"]
             numbers[f"acs_{tag}{mname}_undefined_te_pairs"] = (

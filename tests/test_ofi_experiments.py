@@ -186,11 +186,11 @@ def test_employment_acs_study_on_synthetic_files(tmp_path):
         _acs_rows(rng, 80, year).to_csv(d / fname, index=False)
     out = tmp_path / "out"
     out.mkdir()
-    nums = emp.acs_study(tmp_path / "acs", out, years=(2016, 2017), quick=True)
+    nums = emp.acs_study(tmp_path / "acs", out, years=(2016, 2017), quick=True, plots=False)
     assert nums["acs_rows"] == 160
     counts = pd.read_csv(out / "ofi_employment_acs_rf_counts.csv", index_col=0)
     assert counts["n"].sum() == 160 - round(0.6 * 160)
-    assert (out / "ofi_employment_acs_60_rf_heatmaps.png").exists()
+    assert (out / "ofi_employment_acs_60_rf_ofi.csv").exists()
 
 
 def test_adult_loader_feeds_the_study():
