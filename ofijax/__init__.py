@@ -11,6 +11,8 @@ Example (the OFI paper's Table 1, scenario B):
 0.2222
 """
 
+from ofijax import datasets as datasets
+from ofijax import distributions as distributions
 from ofijax._cm import (
     GroupConfusionMatrices as GroupConfusionMatrices,
 )
@@ -96,6 +98,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    # sub-packages
+    "datasets",
+    "distributions",
     # confusion matrices
     "GroupConfusionMatrices",
     "confusion_matrix",

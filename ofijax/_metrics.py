@@ -222,10 +222,21 @@ def treatment_equality(cm_i: Any, cm_j: Any) -> jax.Array:
     return safe_divide(ci[..., FN], ci[..., FP]) - safe_divide(cj[..., FN], cj[..., FP])
 
 
+def _tie_tolerance(x: jax.Array) -> float:
+    """Rounding slack for the strict inequalities of the flag rules.
+
+    Values computed from counts carry rounding error (3/10 − 0 evaluates to 0.30000000000000004 in
+    float64), so an exact tie with the threshold must not be flagged. The slack is 16 ulps at 1 of
+    the array's float type (≈ 2e-6 in float32, 4e-15 in float64), far below any meaningful gap.
+    """
+    return 16 * float(jnp.finfo(x.dtype).eps)
+
+
 def four_fifths_rule(di: Any) -> jax.Array:
     """Four-fifths (80 %) rule on a DI value: +1 bias for i (DI > 5/4), −1 bias for j (DI < 4/5), 0 none.
 
-    NaN (undefined DI) stays NaN so that undefined pairs are never read as "no bias".
+    NaN (undefined DI) stays NaN so that undefined pairs are never read as "no bias". Exact ties
+    (DI = 5/4 or 4/5 up to rounding) are not flagged.
 
     Examples:
         >>> import ofijax
@@ -233,7 +244,8 @@ def four_fifths_rule(di: Any) -> jax.Array:
         Array([-1.,  0.,  1., nan], dtype=float32)
     """
     d = jnp.asarray(di, dtype=jnp.result_type(float))
-    out = jnp.where(d > 1.25, 1.0, jnp.where(d < 0.8, -1.0, 0.0)).astype(d.dtype)
+    tol = _tie_tolerance(d)
+    out = jnp.where(d > 1.25 + tol, 1.0, jnp.where(d < 0.8 - tol, -1.0, 0.0)).astype(d.dtype)
     return jnp.where(jnp.isnan(d), jnp.nan, out)
 
 
@@ -241,7 +253,8 @@ def ofi_flag(ofi_value: Any, threshold: float = 0.3) -> jax.Array:
     """Flag an OFI value with the four-fifths coding: +1 bias for i (OFI > τ), −1 bias for j (OFI < −τ).
 
     The default τ = 0.3 is the paper's threshold, which is (roughly) the standard deviation of B for
-    one group under the uniform distribution over confusion matrices; see
+    one group under the uniform distribution over confusion matrices. Exact ties (|OFI| = τ up to
+    float rounding) are not flagged. See
     :func:`ofijax.distributions.ofi_threshold` for two-group thresholds.
 
     Examples:
@@ -251,7 +264,8 @@ def ofi_flag(ofi_value: Any, threshold: float = 0.3) -> jax.Array:
     """
     tau = v.check_nonnegative_scalar(threshold, "threshold")
     o = jnp.asarray(ofi_value, dtype=jnp.result_type(float))
-    out = jnp.where(o > tau, 1.0, jnp.where(o < -tau, -1.0, 0.0)).astype(o.dtype)
+    tol = _tie_tolerance(o)
+    out = jnp.where(o > tau + tol, 1.0, jnp.where(o < -tau - tol, -1.0, 0.0)).astype(o.dtype)
     return jnp.where(jnp.isnan(o), jnp.nan, out)
 
 

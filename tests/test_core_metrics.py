@@ -151,6 +151,13 @@ def test_flags():
         np.asarray(ofijax.ofi_flag([-0.31, -0.3, 0.3, 0.31, 0.05], threshold=0.3)), [-1, 0, 0, 1, 0]
     )
     assert math.isnan(float(ofijax.ofi_flag(float("nan"))))
+    # exact ties computed from counts are not flagged, in float32 and float64
+    tie = ofijax.ofi([0, 1, 0, 9], [0, 4, 0, 6])  # exactly 3/10
+    assert float(ofijax.ofi_flag(tie)) == 0.0
+    assert float(ofijax.four_fifths_rule(ofijax.disparate_impact([5, 0, 0, 0], [4, 0, 0, 1]))) == 0
+    with jax.enable_x64(True):
+        assert float(ofijax.ofi_flag(ofijax.ofi([0, 1, 0, 9], [0, 4, 0, 6]))) == 0.0
+        assert float(ofijax.ofi_flag(ofijax.ofi([0, 1, 0, 9], [0, 5, 0, 6]))) == 1.0
     with pytest.raises(ValueError, match="threshold"):
         ofijax.ofi_flag(0.1, threshold=-1)
 
