@@ -209,7 +209,8 @@ _COMMON_ARGS = """\
         threshold: optional hinge :math:`\\tau`; each gap becomes :math:`\\max(0, |\\cdot| - \\tau)`
             so gaps within the tolerance cost nothing.
         temperature: :math:`T > 0` of ``"lse"`` (ignored otherwise).
-        min_size: groups with :math:`n \\le` ``min_size`` are excluded (default 0: only empty groups).
+        min_size: groups with :math:`n \\le` ``min_size`` are excluded (default 0: only empty
+            groups).
         overall: CM ``(..., 4)`` of the whole population for ``"to_overall"``; defaults to the sum
             of the group CMs, which is right when the groups partition the rows (one-hot).
 """
@@ -240,6 +241,7 @@ def ofi_penalty(
     Args:
         cms: ``(..., G, 4)`` group confusion matrices (hard or soft), TP, FN, FP, TN.
         {common_args}
+
     Returns:
         The penalty, shape ``(...)``.
 
@@ -343,6 +345,7 @@ def rate_parity_penalty(
         rates: names among ``"tpr"``, ``"fpr"``, ``"fnr"``, ``"tnr"``, ``"ppv"``,
             ``"selection"``, ``"base"``.
         {common_args}
+
     Returns:
         The penalty, shape ``(...)``.
 

@@ -220,7 +220,10 @@ def _build_step(
     estimator: CMEstimator | None,
     surrogate_temperature: float,
 ) -> Callable:
-    """Pure ``step(strength, params, opt_state, batch, pstate) -> (params, opt_state, pstate, m)``."""
+    """Pure ``step(strength, params, opt_state, batch, pstate)``.
+
+    Returns ``(params, opt_state, pstate, metrics)``.
+    """
 
     def objective(params, batch, coef, cm_state):
         n = batch.y.shape[0]
