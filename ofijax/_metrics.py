@@ -1,0 +1,335 @@
+"""Metrics of the OFI paper over confusion matrices ``(..., 4)`` = TP, FN, FP, TN.
+
+Every metric is a pure function that broadcasts over leading axes, so ``jit``, ``vmap`` and
+``grad`` are the caller's choice. Counts may be floats (soft confusion matrices). Undefined values
+(a zero denominator) are NaN, never ±inf, and divisions use the double-``where`` so gradients stay
+finite at zero cells.
+
+On concrete inputs (outside ``jit``) the metrics check their argument: the last axis must have
+length 4, counts must be finite and non-negative, and no group may be empty (n = 0). Under
+``jit``/``vmap``/``grad`` these checks are skipped and an empty group gives NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ofijax import _validation as v
+from ofijax._cm import FN, FP, TN, TP
+
+__all__ = [
+    "group_size",
+    "benefit",
+    "expected_benefit",
+    "marginal_benefit",
+    "ofi",
+    "disparate_impact",
+    "treatment_equality",
+    "four_fifths_rule",
+    "ofi_flag",
+    "pairwise",
+    "true_positive_rate",
+    "false_positive_rate",
+    "false_negative_rate",
+    "true_negative_rate",
+    "positive_predictive_value",
+    "selection_rate",
+    "base_rate",
+    "accuracy",
+    "safe_divide",
+]
+
+
+def _as_cm(cm: Any, name: str = "cm") -> jax.Array:
+    """Return ``cm`` as a float JAX array, validating concrete inputs."""
+    if v.is_tracer(cm):
+        arr = cm
+    else:
+        raw = v.as_numpy(cm, name)
+        if raw.dtype.kind not in "biuf":
+            raise ValueError(f"{name}: must be numeric counts, got dtype {raw.dtype}.")
+        if raw.ndim < 1 or raw.shape[-1] != 4:
+            raise ValueError(
+                f"{name}: last axis must have length 4 (TP, FN, FP, TN); got shape {raw.shape}. "
+                "Convert scikit-learn's [[TN, FP], [FN, TP]] with ofijax.from_sklearn."
+            )
+        v.check_finite(raw, name)
+        if np.any(raw < 0):
+            raise ValueError(f"{name}: counts must be non-negative; got a negative value.")
+        n = raw.sum(-1)
+        if np.any(n <= 0):
+            idx = np.argwhere(np.atleast_1d(n <= 0))[0].tolist() if raw.ndim > 1 else []
+            where = f" (at index {tuple(idx)})" if idx else ""
+            raise ValueError(
+                f"{name}: a confusion matrix has n = 0{where}; metrics of an empty group are "
+                "undefined. Drop empty groups first."
+            )
+        arr = jnp.asarray(cm)
+    if not jnp.issubdtype(arr.dtype, jnp.floating):
+        arr = arr.astype(jnp.result_type(float))
+    return arr
+
+
+def safe_divide(num: jax.Array, den: jax.Array) -> jax.Array:
+    """``num / den`` with NaN where ``den == 0`` and finite gradients everywhere (double ``where``)."""
+    zero = den == 0
+    den_safe = jnp.where(zero, jnp.ones_like(den), den)
+    return jnp.where(zero, jnp.full_like(num / den_safe, jnp.nan), num / den_safe)
+
+
+def group_size(cm: Any) -> jax.Array:
+    """n = TP + FN + FP + TN."""
+    return _as_cm(cm).sum(-1)
+
+
+def benefit(cm: Any) -> jax.Array:
+    r"""Group benefit, the positive-prediction rate (paper eq. 2).
+
+    .. math:: b = \hat P / n = (TP + FP) / n
+
+    Examples:
+        Table 1, scenario A, group j:
+
+        >>> import ofijax
+        >>> float(ofijax.benefit([7, 0, 1, 10]))  # 8/18
+        0.4444...
+    """
+    c = _as_cm(cm)
+    return safe_divide(c[..., TP] + c[..., FP], c.sum(-1))
+
+
+def expected_benefit(cm: Any) -> jax.Array:
+    r"""Expected benefit, the positive-label rate (paper eq. 3).
+
+    .. math:: \mathbb{E}[b] = P / n = (TP + FN) / n
+
+    Examples:
+        >>> import ofijax
+        >>> float(ofijax.expected_benefit([7, 0, 1, 10]))  # 7/18
+        0.3888...
+    """
+    c = _as_cm(cm)
+    return safe_divide(c[..., TP] + c[..., FN], c.sum(-1))
+
+
+def marginal_benefit(cm: Any) -> jax.Array:
+    r"""Marginal benefit B (paper eq. 4): benefit minus expected benefit.
+
+    .. math:: \mathcal{B} = b - \mathbb{E}[b] = (FP - FN) / n \in [-1, 1]
+
+    B < 0 is an unjust lack of benefit, B > 0 an unjust surplus. Defined for every n > 0.
+
+    Examples:
+        Table 1, scenario B: group i gets −1/6, group j −7/18.
+
+        >>> import ofijax
+        >>> [round(x, 4) for x in ofijax.marginal_benefit([[0, 1, 0, 5], [0, 7, 0, 11]]).tolist()]
+        [-0.1667, -0.3889]
+    """
+    c = _as_cm(cm)
+    return safe_divide(c[..., FP] - c[..., FN], c.sum(-1))
+
+
+def ofi(cm_i: Any, cm_j: Any) -> jax.Array:
+    r"""Objective Fairness Index (paper eq. 5): the difference of marginal benefits.
+
+    .. math:: OFI = \mathcal{B}_i - \mathcal{B}_j
+              = \frac{FP_i - FN_i}{n_i} - \frac{FP_j - FN_j}{n_j} \in [-2, 2]
+
+    OFI > 0: group i gets more unjust benefit than j (bias for i); OFI < 0: bias for j.
+
+    Examples:
+        Table 1: scenario A gives −1/18 (paper −0.06), B gives 2/9 (0.22), α gives 30/133 (0.23).
+
+        >>> import ofijax
+        >>> cm_i = [[1, 0, 0, 5], [0, 1, 0, 5], [1, 1, 0, 5]]
+        >>> cm_j = [[7, 0, 1, 10], [0, 7, 0, 11], [1, 7, 0, 11]]
+        >>> [round(x, 4) for x in ofijax.ofi(cm_i, cm_j).tolist()]
+        [-0.0556, 0.2222, 0.2256]
+    """
+    return marginal_benefit(_as_cm(cm_i, "cm_i")) - marginal_benefit(_as_cm(cm_j, "cm_j"))
+
+
+_DI_VARIANTS = ("paper", "pp_over_p")
+_UNDEFINED = ("nan", "one")
+
+
+def disparate_impact(
+    cm_i: Any, cm_j: Any, *, variant: str = "paper", undefined: str = "nan"
+) -> jax.Array:
+    r"""Disparate impact of group i relative to group j.
+
+    ``variant="paper"`` (default, paper eq. 1) compares positive-prediction rates:
+
+    .. math:: DI = \frac{\hat P_i / n_i}{\hat P_j / n_j}
+
+    ``variant="pp_over_p"`` is the authors' 2024 code (used for the published heatmaps):
+    g = P̂ / P = (TP + FP) / (TP + FN) and DI = g_i / g_j. Use it only to reproduce figures.
+
+    Undefined values: the paper variant is undefined when group j has no positive predictions;
+    the code variant also when either group has no positive labels. They are NaN. With
+    ``undefined="one"``, the 0/0 case (both ratios zero, "equal positive rates" — the paper's
+    Scenario B, "1 by context") is 1; x/0 with x > 0 stays NaN.
+
+    Examples:
+        Table 1: A gives 0.375 (paper 0.38), B gives NaN (1 by context), α gives 19/7 ≈ 2.714.
+
+        >>> import ofijax
+        >>> cm_i = [[1, 0, 0, 5], [0, 1, 0, 5], [1, 1, 0, 5]]
+        >>> cm_j = [[7, 0, 1, 10], [0, 7, 0, 11], [1, 7, 0, 11]]
+        >>> [round(x, 3) for x in ofijax.disparate_impact(cm_i, cm_j).tolist()]
+        [0.375, nan, 2.714]
+        >>> [round(x, 3) for x in ofijax.disparate_impact(cm_i, cm_j, undefined="one").tolist()]
+        [0.375, 1.0, 2.714]
+    """
+    v.check_choice(variant, "variant", _DI_VARIANTS)
+    v.check_choice(undefined, "undefined", _UNDEFINED)
+    ci, cj = _as_cm(cm_i, "cm_i"), _as_cm(cm_j, "cm_j")
+    if variant == "paper":
+        ri = safe_divide(ci[..., TP] + ci[..., FP], ci.sum(-1))
+        rj = safe_divide(cj[..., TP] + cj[..., FP], cj.sum(-1))
+    else:
+        ri = safe_divide(ci[..., TP] + ci[..., FP], ci[..., TP] + ci[..., FN])
+        rj = safe_divide(cj[..., TP] + cj[..., FP], cj[..., TP] + cj[..., FN])
+    di = safe_divide(ri, rj)
+    if undefined == "one":
+        di = jnp.where((ri == 0) & (rj == 0), jnp.ones_like(di), di)
+    return di
+
+
+def treatment_equality(cm_i: Any, cm_j: Any) -> jax.Array:
+    r"""Treatment equality: the difference of FN/FP ratios.
+
+    .. math:: TE = FN_i / FP_i - FN_j / FP_j
+
+    A larger TE means bias *toward* i (the opposite reading from OFI and DI). Undefined (NaN)
+    whenever either group has FP = 0.
+
+    Examples:
+        >>> import ofijax
+        >>> float(ofijax.treatment_equality([1, 2, 1, 0], [1, 1, 2, 0]))  # 2/1 - 1/2
+        1.5
+        >>> import math
+        >>> math.isnan(ofijax.treatment_equality([1, 0, 0, 5], [7, 0, 1, 10]))  # FP_i = 0
+        True
+    """
+    ci, cj = _as_cm(cm_i, "cm_i"), _as_cm(cm_j, "cm_j")
+    return safe_divide(ci[..., FN], ci[..., FP]) - safe_divide(cj[..., FN], cj[..., FP])
+
+
+def four_fifths_rule(di: Any) -> jax.Array:
+    """Four-fifths (80 %) rule on a DI value: +1 bias for i (DI > 5/4), −1 bias for j (DI < 4/5), 0 none.
+
+    NaN (undefined DI) stays NaN so that undefined pairs are never read as "no bias".
+
+    Examples:
+        >>> import ofijax
+        >>> ofijax.four_fifths_rule([0.375, 1.0, 2.714, float("nan")])
+        Array([-1.,  0.,  1., nan], dtype=float32)
+    """
+    d = jnp.asarray(di, dtype=jnp.result_type(float))
+    out = jnp.where(d > 1.25, 1.0, jnp.where(d < 0.8, -1.0, 0.0)).astype(d.dtype)
+    return jnp.where(jnp.isnan(d), jnp.nan, out)
+
+
+def ofi_flag(ofi_value: Any, threshold: float = 0.3) -> jax.Array:
+    """Flag an OFI value with the four-fifths coding: +1 bias for i (OFI > τ), −1 bias for j (OFI < −τ).
+
+    The default τ = 0.3 is the paper's threshold, which is (roughly) the standard deviation of B for
+    one group under the uniform distribution over confusion matrices; see
+    :func:`ofijax.distributions.ofi_threshold` for two-group thresholds.
+
+    Examples:
+        >>> import ofijax
+        >>> ofijax.ofi_flag([-0.06, 0.22, 0.5, -0.31])
+        Array([ 0.,  0.,  1., -1.], dtype=float32)
+    """
+    tau = v.check_nonnegative_scalar(threshold, "threshold")
+    o = jnp.asarray(ofi_value, dtype=jnp.result_type(float))
+    out = jnp.where(o > tau, 1.0, jnp.where(o < -tau, -1.0, 0.0)).astype(o.dtype)
+    return jnp.where(jnp.isnan(o), jnp.nan, out)
+
+
+def pairwise(metric: Callable[[jax.Array, jax.Array], jax.Array], cms: Any) -> jax.Array:
+    """All-pairs matrix ``M[..., i, j] = metric(cms[..., i, :], cms[..., j, :])``.
+
+    Args:
+        metric: a two-group metric such as :func:`ofi` (use ``functools.partial`` for options).
+        cms: ``(..., k, 4)`` confusion matrices.
+
+    Returns:
+        ``(..., k, k)``.
+
+    Examples:
+        >>> import ofijax
+        >>> M = ofijax.pairwise(ofijax.ofi, [[1, 0, 0, 5], [7, 0, 1, 10]])
+        >>> M.shape
+        (2, 2)
+        >>> [[round(x, 4) for x in row] for row in M.tolist()]
+        [[0.0, -0.0556], [0.0556, 0.0]]
+    """
+    c = _as_cm(cms, "cms")
+    if c.ndim < 2:
+        raise ValueError(f"cms: must have shape (..., k, 4) with k groups; got {c.shape}.")
+    return metric(c[..., :, None, :], c[..., None, :, :])
+
+
+def _rate(num_cells, den_cells):
+    def rate(cm: Any) -> jax.Array:
+        c = _as_cm(cm)
+        num = sum(c[..., i] for i in num_cells)
+        den = sum(c[..., i] for i in den_cells)
+        return safe_divide(num, den)
+
+    return rate
+
+
+def _make_rate(name: str, num_cells, den_cells, formula: str, example: str):
+    fn = _rate(num_cells, den_cells)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{formula} NaN where the denominator is 0.
+
+    Examples:
+        >>> import ofijax
+        {example}
+    """
+    return fn
+
+
+true_positive_rate = _make_rate(
+    "true_positive_rate", (TP,), (TP, FN), "TPR = TP / (TP + FN).",
+    ">>> float(ofijax.true_positive_rate([1, 1, 2, 1]))\n        0.5",
+)
+false_positive_rate = _make_rate(
+    "false_positive_rate", (FP,), (FP, TN), "FPR = FP / (FP + TN).",
+    ">>> round(float(ofijax.false_positive_rate([1, 1, 2, 1])), 4)\n        0.6667",
+)
+false_negative_rate = _make_rate(
+    "false_negative_rate", (FN,), (TP, FN), "FNR = FN / (TP + FN).",
+    ">>> float(ofijax.false_negative_rate([1, 1, 2, 1]))\n        0.5",
+)
+true_negative_rate = _make_rate(
+    "true_negative_rate", (TN,), (FP, TN), "TNR = TN / (FP + TN).",
+    ">>> round(float(ofijax.true_negative_rate([1, 1, 2, 1])), 4)\n        0.3333",
+)
+positive_predictive_value = _make_rate(
+    "positive_predictive_value", (TP,), (TP, FP), "PPV (precision) = TP / (TP + FP).",
+    ">>> round(float(ofijax.positive_predictive_value([1, 1, 2, 1])), 4)\n        0.3333",
+)
+selection_rate = _make_rate(
+    "selection_rate", (TP, FP), (TP, FN, FP, TN), "Selection rate = (TP + FP) / n (= benefit b).",
+    ">>> float(ofijax.selection_rate([1, 1, 2, 1]))\n        0.6",
+)
+base_rate = _make_rate(
+    "base_rate", (TP, FN), (TP, FN, FP, TN), "Base rate = (TP + FN) / n (= expected benefit).",
+    ">>> float(ofijax.base_rate([1, 1, 2, 1]))\n        0.4",
+)
+accuracy = _make_rate(
+    "accuracy", (TP, TN), (TP, FN, FP, TN), "Accuracy = (TP + TN) / n.",
+    ">>> float(ofijax.accuracy([1, 1, 2, 1]))\n        0.4",
+)
