@@ -11,6 +11,7 @@ replaced by 0 *before* any further arithmetic. With fewer than two usable groups
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -54,6 +55,7 @@ RATES: dict[str, Callable[[jax.Array], jax.Array]] = {
     "selection": selection_rate,
     "base": base_rate,
 }
+_STATS = {**RATES, "ofi": marginal_benefit}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,46 +155,67 @@ def _gap_penalty(
     return jnp.where(has, t * lme, 0.0)
 
 
-def _group_valid(cms: jax.Array, min_size: Any) -> jax.Array:
-    n = group_size(cms)
-    return n > (0.0 if min_size is None else min_size)
+def _log_selection(c: jax.Array, eps: jax.Array) -> jax.Array:
+    """log(selection rate + eps), NaN where undefined (finite gradients)."""
+    s = selection_rate(c)
+    ok = jnp.isfinite(s) & (s + eps > 0)
+    return jnp.where(ok, jnp.log(jnp.where(ok, s + eps, 1.0)), jnp.nan)
 
 
-def _penalty_from_stat(
-    cms: ArrayLike,
-    stat_fns: Sequence[Callable[[jax.Array], jax.Array]],
-    *,
-    reduction: str,
-    threshold: Any,
-    temperature: Any,
-    min_size: Any,
-    overall: ArrayLike | None,
-) -> jax.Array:
-    _check_options(reduction, threshold, temperature, min_size)
-    c = _check_cms(cms)
-    valid_n = _group_valid(c, min_size)
+@functools.partial(jax.jit, static_argnames=("stat_names", "reduction"))
+def _penalty_core(c, threshold, temperature, min_size, overall, eps, *, stat_names, reduction):
+    """Jitted core: the core metrics see tracers, so empty groups are masked, not rejected."""
+
+    def stat(name: str, cms: jax.Array) -> jax.Array:
+        return _log_selection(cms, eps) if name == "log_selection" else _STATS[name](cms)
+
+    valid_n = group_size(c) > min_size
     stats, valids = [], []
-    for fn in stat_fns:
-        s, v = _safe(fn(c), valid_n)
+    for name in stat_names:
+        s, v = _safe(stat(name, c), valid_n)
         stats.append(s)
         valids.append(v)
     stats_a = jnp.stack(stats, axis=-2)  # (..., K, G)
     valid_a = jnp.stack(valids, axis=-2)
     o = ov = None
     if reduction == "to_overall":
-        if overall is None:
-            oc = jnp.sum(c, axis=-2)
-        else:
-            oc = _check_cms(jnp.asarray(overall)[..., None, :], "overall")[..., 0, :]
+        oc = jnp.sum(c, axis=-2) if overall is None else overall
         o_list, ov_list = [], []
-        for fn in stat_fns:
-            s, v = _safe(fn(oc), group_size(oc) > 0)
+        for name in stat_names:
+            s, v = _safe(stat(name, oc), group_size(oc) > 0)
             o_list.append(s)
             ov_list.append(v)
         o = jnp.stack(o_list, axis=-1)  # (..., K)
         ov = jnp.stack(ov_list, axis=-1)
     return _gap_penalty(
         stats_a, valid_a, o, ov, reduction=reduction, threshold=threshold, temperature=temperature
+    )
+
+
+def _penalty_from_stat(
+    cms: ArrayLike,
+    stat_names: tuple[str, ...],
+    *,
+    reduction: str,
+    threshold: Any,
+    temperature: Any,
+    min_size: Any,
+    overall: ArrayLike | None,
+    eps: Any = 0.0,
+) -> jax.Array:
+    _check_options(reduction, threshold, temperature, min_size)
+    c = _check_cms(cms)
+    if overall is not None:
+        overall = _check_cms(jnp.asarray(overall)[..., None, :], "overall")[..., 0, :]
+    return _penalty_core(
+        c,
+        threshold,
+        temperature,
+        0.0 if min_size is None else min_size,
+        overall if reduction == "to_overall" else None,
+        eps,
+        stat_names=stat_names,
+        reduction=reduction,
     )
 
 
@@ -256,7 +279,7 @@ def ofi_penalty(
     """
     return _penalty_from_stat(
         cms,
-        (marginal_benefit,),
+        ("ofi",),
         reduction=reduction,
         threshold=threshold,
         temperature=temperature,
@@ -306,14 +329,10 @@ def di_penalty(
         if not (e == e) or e < 0 or e == float("inf"):
             raise ValueError(f"eps: must be a finite number ≥ 0; got {eps!r}.")
 
-    def log_rate(c: jax.Array) -> jax.Array:
-        s = selection_rate(c)
-        ok = jnp.isfinite(s) & (s + eps > 0)
-        return jnp.where(ok, jnp.log(jnp.where(ok, s + eps, 1.0)), jnp.nan)
-
     return _penalty_from_stat(
         cms,
-        (log_rate,),
+        ("log_selection",),
+        eps=eps,
         reduction=reduction,
         threshold=threshold,
         temperature=temperature,
@@ -369,7 +388,7 @@ def rate_parity_penalty(
             raise ValueError(f"rates: each must be one of {opts}; got {r!r}.")
     return _penalty_from_stat(
         cms,
-        tuple(RATES[r] for r in rates),
+        rates,
         reduction=reduction,
         threshold=threshold,
         temperature=temperature,

@@ -481,7 +481,10 @@ def evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
         >>> ev.cms.tolist(), ev.max_abs_ofi.item()
         ([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], 1.5)
     """
-    return _evaluate(apply_fn, params, _check_batch(data, "data"))
+    return _evaluate_jit(apply_fn, params, _check_batch(data, "data"))
+
+
+_evaluate_jit = jax.jit(_evaluate, static_argnums=0)
 
 
 class SweepResult(NamedTuple):
