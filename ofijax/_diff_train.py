@@ -1,0 +1,693 @@
+"""Fairness-penalized training: a pure jitted step, and a strengths × seeds sweep in one program.
+
+Private module; the public names are re-exported by :mod:`ofijax.diff`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.typing import ArrayLike
+
+from ofijax._diff_cm import _check_group_weights, _soft_cms
+from ofijax._diff_penalty import CMEstimator, ofi_penalty
+from ofijax._metrics import disparate_impact, ofi, pairwise
+from ofijax._validation import as_numpy, check_binary, check_finite, is_tracer
+
+__all__ = [
+    "Batch",
+    "Model",
+    "PenaltyState",
+    "StepMetrics",
+    "SweepResult",
+    "init_penalty_state",
+    "logistic_model",
+    "mlp_model",
+    "make_train_step",
+    "tradeoff_sweep",
+    "evaluate",
+    "Evaluation",
+]
+
+
+class Batch(NamedTuple):
+    """A batch of training (or evaluation) data.
+
+    Attributes:
+        x: ``(N, D)`` features.
+        y: ``(N,)`` binary labels, 1 = the beneficial outcome.
+        groups: ``(N, G)`` group weights (see :func:`ofijax.diff.one_hot_groups`).
+        weight: optional ``(N,)`` sample weights (``None`` = all ones).
+    """
+
+    x: jax.Array
+    y: jax.Array
+    groups: jax.Array
+    weight: jax.Array | None = None
+
+
+class StepMetrics(NamedTuple):
+    """Per-step training metrics.
+
+    Attributes:
+        loss: the minimized objective, task loss + coefficient × penalty.
+        task_loss: the (weighted mean) task loss.
+        penalty: the fairness penalty on the (estimated) soft CMs of the batch.
+        multiplier: the penalty coefficient used in the step (``strength``, or the Lagrange
+            multiplier in Lagrangian mode).
+    """
+
+    loss: jax.Array
+    task_loss: jax.Array
+    penalty: jax.Array
+    multiplier: jax.Array
+
+
+class PenaltyState(NamedTuple):
+    """Carried state of a stateful train step (Lagrangian mode and/or a CM estimator).
+
+    Attributes:
+        multiplier: the Lagrange multiplier :math:`\\lambda \\ge 0` (scalar).
+        cm_state: the state of the CM estimator, or ``None``.
+    """
+
+    multiplier: jax.Array
+    cm_state: Any = None
+
+
+class Model(NamedTuple):
+    """A model as a pair of pure functions.
+
+    Attributes:
+        init: ``init(key) -> params``.
+        apply: ``apply(params, x) -> logits`` of shape ``(N,)``.
+    """
+
+    init: Callable[[jax.Array], Any]
+    apply: Callable[[Any, jax.Array], jax.Array]
+
+
+# ---------------------------------------------------------------------------------------------
+# small models
+# ---------------------------------------------------------------------------------------------
+
+
+def _logistic_apply(params: Any, x: jax.Array) -> jax.Array:
+    return x @ params["w"] + params["b"]
+
+
+def _mlp_apply(params: Any, x: jax.Array) -> jax.Array:
+    h = x
+    for layer in params["hidden"]:
+        h = jax.nn.relu(h @ layer["w"] + layer["b"])
+    return h @ params["out"]["w"] + params["out"]["b"]
+
+
+def logistic_model(num_features: int, *, init_scale: float = 0.01) -> Model:
+    r"""Logistic regression :math:`\mathrm{logit} = x w + b` as a :class:`Model`.
+
+    Args:
+        num_features: ``D``.
+        init_scale: standard deviation of the random initial weights (``key`` decides them).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from ofijax.diff import logistic_model
+        >>> m = logistic_model(3)
+        >>> m.apply(m.init(jax.random.key(0)), jnp.ones((2, 3))).shape
+        (2,)
+    """
+    d = _check_size(num_features, "num_features")
+    dtype = jnp.result_type(float)
+
+    def init(key: jax.Array) -> Any:
+        return {
+            "w": init_scale * jax.random.normal(key, (d,), dtype),
+            "b": jnp.zeros((), dtype),
+        }
+
+    return Model(init, _logistic_apply)
+
+
+def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
+    """A ReLU multilayer perceptron with one logit output, as a :class:`Model` (He init).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from ofijax.diff import mlp_model
+        >>> m = mlp_model(3, hidden=(4,))
+        >>> m.apply(m.init(jax.random.key(0)), jnp.ones((5, 3))).shape
+        (5,)
+    """
+    d = _check_size(num_features, "num_features")
+    sizes = [d] + [_check_size(h, "hidden") for h in hidden]
+    dtype = jnp.result_type(float)
+
+    def init(key: jax.Array) -> Any:
+        keys = jax.random.split(key, len(sizes))
+        layers = [
+            {
+                "w": jax.random.normal(k, (a, b), dtype) * jnp.sqrt(2.0 / a).astype(dtype),
+                "b": jnp.zeros((b,), dtype),
+            }
+            for k, a, b in zip(keys[:-1], sizes[:-1], sizes[1:])
+        ]
+        out = {
+            "w": jax.random.normal(keys[-1], (sizes[-1],), dtype) / jnp.sqrt(sizes[-1]),
+            "b": jnp.zeros((), dtype),
+        }
+        return {"hidden": layers, "out": out}
+
+    return Model(init, _mlp_apply)
+
+
+def _check_size(v: Any, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+        raise ValueError(f"{name}: must be a positive integer; got {v!r}.")
+    return int(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# the step
+# ---------------------------------------------------------------------------------------------
+
+
+def _bce(logits: jax.Array, y: jax.Array, w: jax.Array | None) -> jax.Array:
+    per = optax.sigmoid_binary_cross_entropy(logits, y.astype(logits.dtype))
+    if w is None:
+        return jnp.mean(per)
+    w = w.astype(per.dtype)
+    return jnp.sum(w * per) / jnp.sum(w)
+
+
+def _resolve_loss(loss: str | Callable) -> Callable:
+    if callable(loss):
+        return loss
+    if loss == "bce":
+        return _bce
+    raise ValueError(f"loss: must be 'bce' or a callable loss(logits, y, weight); got {loss!r}.")
+
+
+def _logits(apply_fn: Callable, params: Any, x: jax.Array, n: int) -> jax.Array:
+    out = apply_fn(params, x)
+    if out.shape == (n, 1):
+        out = out[:, 0]
+    if out.shape != (n,):
+        raise ValueError(
+            f"apply_fn: must return one logit per row, shape ({n},); got shape {out.shape}."
+        )
+    return out
+
+
+def _default_penalty(cms: jax.Array) -> jax.Array:
+    return ofi_penalty(cms, reduction="max_gap")
+
+
+def _build_step(
+    apply_fn: Callable,
+    optimizer: optax.GradientTransformation,
+    penalty_fn: Callable,
+    loss_fn: Callable,
+    lagrangian: bool,
+    dual_lr: float,
+    threshold: float,
+    estimator: CMEstimator | None,
+    surrogate_temperature: float,
+) -> Callable:
+    """Pure ``step(strength, params, opt_state, batch, pstate)``.
+
+    Returns ``(params, opt_state, pstate, metrics)``.
+    """
+
+    def objective(params, batch, coef, cm_state):
+        n = batch.y.shape[0]
+        logits = _logits(apply_fn, params, batch.x, n)
+        task = loss_fn(logits, batch.y, batch.weight)
+        probs = jax.nn.sigmoid(logits / surrogate_temperature)
+        cms = _soft_cms(batch.y, probs, batch.groups, batch.weight)
+        if estimator is not None:
+            cms, cm_state = estimator.update(cms, cm_state)
+        pen = penalty_fn(cms)
+        return task + coef * pen, (task, pen, cm_state)
+
+    def step(strength, params, opt_state, batch, pstate):
+        strength = jnp.asarray(strength)
+        coef = pstate.multiplier if lagrangian else strength
+        (total, (task, pen, cm_state)), grads = jax.value_and_grad(objective, has_aux=True)(
+            params, batch, jax.lax.stop_gradient(coef), pstate.cm_state
+        )
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        mult = pstate.multiplier
+        if lagrangian:
+            mult = jnp.clip(mult + dual_lr * (pen - threshold), 0.0, strength).astype(mult.dtype)
+        return params, opt_state, PenaltyState(mult, cm_state), StepMetrics(total, task, pen, coef)
+
+    return step
+
+
+def init_penalty_state(
+    num_groups: int,
+    *,
+    estimator: CMEstimator | None = None,
+    multiplier: float = 0.0,
+) -> PenaltyState:
+    """Initial :class:`PenaltyState` for a stateful step from :func:`make_train_step`.
+
+    Args:
+        num_groups: ``G``, the number of group-weight columns.
+        estimator: the same CM estimator given to :func:`make_train_step` (or ``None``).
+        multiplier: initial Lagrange multiplier :math:`\\lambda_0 \\ge 0`.
+    """
+    g = _check_size(num_groups, "num_groups")
+    if not (float(multiplier) >= 0):
+        raise ValueError(f"multiplier: must be ≥ 0; got {multiplier!r}.")
+    dtype = jnp.result_type(float)
+    cm_state = None if estimator is None else estimator.init(jnp.zeros((g, 4), dtype))
+    return PenaltyState(jnp.asarray(multiplier, dtype), cm_state)
+
+
+def _check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_temperature):
+    for name, v, pos in (
+        ("strength", strength, False),
+        ("dual_lr", dual_lr, True),
+        ("threshold", threshold, False),
+        ("surrogate_temperature", surrogate_temperature, True),
+    ):
+        if is_tracer(v):
+            continue
+        arr = np.asarray(v, dtype=float)
+        if arr.shape != () or np.isnan(arr) or arr < 0 or (pos and arr == 0):
+            need = "> 0" if pos else "≥ 0"
+            raise ValueError(f"{name}: must be a scalar {need}; got {v!r}.")
+        if name != "strength" and not np.isfinite(arr):
+            raise ValueError(f"{name}: must be finite; got {v!r}.")
+    if not isinstance(lagrangian, bool):
+        raise ValueError(f"lagrangian: must be True or False; got {lagrangian!r}.")
+
+
+def make_train_step(
+    apply_fn: Callable[[Any, jax.Array], jax.Array],
+    optimizer: optax.GradientTransformation,
+    penalty_fn: Callable[[jax.Array], jax.Array] | None = None,
+    *,
+    strength: float,
+    loss: str | Callable = "bce",
+    lagrangian: bool = False,
+    dual_lr: float = 0.1,
+    threshold: float = 0.0,
+    estimator: CMEstimator | None = None,
+    surrogate_temperature: float = 1.0,
+) -> Callable:
+    r"""A pure jitted training step for a fairness-penalized binary classifier.
+
+    The step minimizes
+
+    .. math::
+
+        L(\theta) = \ell(\theta) + c\, \mathrm{pen}\big(C(\sigma(f_\theta(x)/T))\big)
+
+    where :math:`\ell` is the task loss, :math:`C` the soft group confusion matrices
+    (:func:`ofijax.diff.soft_confusion_matrices`), optionally smoothed by ``estimator``, and
+    :math:`T` the ``surrogate_temperature``. With :math:`T = 1` the penalty is an exact
+    expectation over the randomized classifier :math:`\hat y \sim \mathrm{Bernoulli}(p)`;
+    :math:`T < 1` sharpens it towards the deterministic classifier :math:`\hat y = [p > 1/2]`.
+    (A model that is calibrated within every group has a soft marginal benefit of ≈ 0, so at
+    :math:`T = 1` the penalty cannot see the bias that thresholding at 1/2 creates; a
+    temperature of 0.1 to 0.3 targets the thresholded classifier.)
+
+    * Penalty mode (``lagrangian=False``): :math:`c` = ``strength``; the step is
+      ``step(params, opt_state, batch) -> (params, opt_state, metrics)``, or with an
+      ``estimator`` ``step(params, opt_state, batch, state) -> (params, opt_state, state,
+      metrics)``.
+    * Lagrangian mode: :math:`c = \lambda` from ``state`` and, after the primal step,
+      dual ascent :math:`\lambda \leftarrow \mathrm{clip}(\lambda + \eta(\mathrm{pen} - \tau),
+      0, \text{strength})` on the constraint :math:`\mathrm{pen} \le \tau`; the step is
+      ``step(params, opt_state, batch, state) -> (params, opt_state, state, metrics)``.
+      ``strength`` caps the multiplier (pass ``float("inf")`` for no cap).
+
+    ``state`` is a :class:`PenaltyState` from :func:`init_penalty_state`.
+
+    Args:
+        apply_fn: ``apply_fn(params, x) -> logits`` of shape ``(N,)``.
+        optimizer: an optax ``GradientTransformation``; ``opt_state = optimizer.init(params)``.
+        penalty_fn: ``penalty_fn(cms (G, 4)) -> scalar``; default
+            ``ofi_penalty(cms, reduction="max_gap")``.
+        strength: the penalty coefficient (≥ 0), or the multiplier cap in Lagrangian mode.
+        loss: ``"bce"`` (weighted mean binary cross-entropy on logits) or a callable
+            ``loss(logits, y, weight_or_None) -> scalar``.
+        lagrangian: use dual ascent instead of a fixed coefficient.
+        dual_lr: :math:`\eta > 0`, the dual step size.
+        threshold: :math:`\tau \ge 0`, the constraint level.
+        estimator: optional CM estimator (e.g. :func:`ofijax.diff.ema_confusion_matrices`).
+        surrogate_temperature: :math:`T > 0` used for the penalty's probabilities.
+
+    Returns:
+        The jitted step. ``batch`` is a :class:`Batch`.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, optax
+        >>> from ofijax.diff import Batch, logistic_model, make_train_step
+        >>> x = jnp.array([[0.0], [1.0], [2.0], [3.0]])
+        >>> batch = Batch(x, jnp.array([0, 0, 1, 1]), jnp.array([[1.0, 0], [0, 1], [1, 0], [0, 1]]))
+        >>> model = logistic_model(1)
+        >>> params, opt = model.init(jax.random.key(0)), optax.sgd(0.1)
+        >>> step = make_train_step(model.apply, opt, strength=1.0)
+        >>> params, opt_state, metrics = step(params, opt.init(params), batch)
+        >>> metrics.multiplier.item()
+        1.0
+    """
+    _check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_temperature)
+    inner = _build_step(
+        apply_fn,
+        optimizer,
+        _default_penalty if penalty_fn is None else penalty_fn,
+        _resolve_loss(loss),
+        lagrangian,
+        dual_lr,
+        threshold,
+        estimator,
+        surrogate_temperature,
+    )
+    stateful = lagrangian or estimator is not None
+
+    if stateful:
+
+        @jax.jit
+        def step(params, opt_state, batch, state):
+            return inner(strength, params, opt_state, _as_batch(batch), state)
+
+    else:
+
+        @jax.jit
+        def step(params, opt_state, batch):
+            dtype = jnp.result_type(float)
+            pstate = PenaltyState(jnp.zeros((), dtype), None)
+            params, opt_state, _, metrics = inner(
+                strength, params, opt_state, _as_batch(batch), pstate
+            )
+            return params, opt_state, metrics
+
+    return step
+
+
+def _as_batch(batch: Any) -> Batch:
+    if isinstance(batch, Batch):
+        return batch
+    if isinstance(batch, tuple) and 3 <= len(batch) <= 4:
+        return Batch(*batch)
+    raise ValueError("batch: must be a Batch(x, y, groups[, weight]) named tuple.")
+
+
+def _check_batch(batch: Any, name: str) -> Batch:
+    """Validate a concrete batch once, outside jit."""
+    b = _as_batch(batch)
+    y = check_binary(b.y, f"{name}.y")
+    if y.ndim != 1:
+        raise ValueError(f"{name}.y: must be 1-D (N,); got shape {y.shape}.")
+    x = as_numpy(b.x, f"{name}.x")
+    if x.ndim < 1 or x.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"{name}.x: must have one row per label ({y.shape[0]}); got shape {x.shape}."
+        )
+    check_finite(x, f"{name}.x")
+    gw = _check_group_weights(b.groups, y.shape[0])
+    w = None
+    if b.weight is not None:
+        wa = as_numpy(b.weight, f"{name}.weight")
+        check_finite(wa, f"{name}.weight")
+        if wa.shape != y.shape or (wa.size and wa.min() < 0):
+            raise ValueError(f"{name}.weight: must be {y.shape} non-negative weights.")
+        w = jnp.asarray(b.weight)
+    return Batch(jnp.asarray(b.x), jnp.asarray(b.y), gw, w)
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluation and the sweep
+# ---------------------------------------------------------------------------------------------
+
+
+class Evaluation(NamedTuple):
+    """Hard-threshold evaluation of a model on a :class:`Batch`.
+
+    Attributes:
+        accuracy: (weighted) accuracy of :math:`\\hat y = [\\mathrm{logit} > 0]`.
+        cms: ``(G, 4)`` hard group confusion matrices.
+        ofi: ``(G, G)`` OFI matrix, :math:`\\mathcal{B}_i - \\mathcal{B}_j` (NaN for empty groups).
+        di: ``(G, G)`` disparate impact :math:`b_i / b_j` (NaN where undefined).
+        max_abs_ofi: largest :math:`|\\mathrm{OFI}_{ij}|` over non-empty groups.
+    """
+
+    accuracy: jax.Array
+    cms: jax.Array
+    ofi: jax.Array
+    di: jax.Array
+    max_abs_ofi: jax.Array
+
+
+def _evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
+    n = data.y.shape[0]
+    logits = _logits(apply_fn, params, data.x, n)
+    pred = (logits > 0).astype(jnp.result_type(float))
+    cms = _soft_cms(data.y, pred, data.groups, data.weight)
+    o = pairwise(ofi, cms)
+    d = pairwise(disparate_impact, cms)
+    yf = data.y.astype(pred.dtype)
+    ok = (pred == yf).astype(pred.dtype)
+    if data.weight is None:
+        acc = jnp.mean(ok)
+    else:
+        w = data.weight.astype(pred.dtype)
+        acc = jnp.sum(w * ok) / jnp.sum(w)
+    max_abs = jnp.max(jnp.where(jnp.isfinite(o), jnp.abs(o), 0.0), axis=(-2, -1))
+    return Evaluation(acc, cms, o, d, max_abs)
+
+
+def evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
+    """Hard-threshold accuracy, group CMs, OFI and DI of a trained model (predict 1 iff logit > 0).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from ofijax.diff import Batch, evaluate
+        >>> data = Batch(jnp.array([[1.0], [-1.0], [1.0]]), jnp.array([1, 1, 0]),
+        ...              jnp.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+        >>> ev = evaluate(lambda p, x: x[:, 0] * p, 1.0, data)
+        >>> ev.cms.tolist(), ev.max_abs_ofi.item()
+        ([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], 1.5)
+    """
+    return _evaluate_jit(apply_fn, params, _check_batch(data, "data"))
+
+
+_evaluate_jit = jax.jit(_evaluate, static_argnums=0)
+
+
+class SweepResult(NamedTuple):
+    """Result of :func:`tradeoff_sweep`; every field has leading axes ``(S, R)`` (strengths, seeds).
+
+    Attributes:
+        strengths: ``(S,)`` the penalty strengths.
+        params: the trained parameters (pytree, leaves ``(S, R, ...)``).
+        accuracy: ``(S, R)`` hard-threshold accuracy on the evaluation data.
+        cms: ``(S, R, G, 4)`` hard group confusion matrices.
+        ofi: ``(S, R, G, G)`` OFI matrices.
+        di: ``(S, R, G, G)`` disparate-impact matrices.
+        max_abs_ofi: ``(S, R)`` largest :math:`|\\mathrm{OFI}|`.
+        history: :class:`StepMetrics` with leaves ``(S, R, num_steps)``.
+    """
+
+    strengths: jax.Array
+    params: Any
+    accuracy: jax.Array
+    cms: jax.Array
+    ofi: jax.Array
+    di: jax.Array
+    max_abs_ofi: jax.Array
+    history: StepMetrics
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=(
+        "init_fn",
+        "apply_fn",
+        "num_seeds",
+        "num_steps",
+        "optimizer",
+        "penalty_fn",
+        "loss",
+        "lagrangian",
+        "dual_lr",
+        "threshold",
+        "estimator",
+        "surrogate_temperature",
+    ),
+)
+def _sweep(
+    key,
+    params0,
+    data,
+    eval_data,
+    strengths,
+    *,
+    init_fn,
+    apply_fn,
+    num_seeds,
+    num_steps,
+    optimizer,
+    penalty_fn,
+    loss,
+    lagrangian,
+    dual_lr,
+    threshold,
+    estimator,
+    surrogate_temperature,
+):
+    step = _build_step(
+        apply_fn,
+        optimizer,
+        penalty_fn,
+        _resolve_loss(loss),
+        lagrangian,
+        dual_lr,
+        threshold,
+        estimator,
+        surrogate_temperature,
+    )
+    g = data.groups.shape[-1]
+    dtype = jnp.result_type(float)
+
+    def run(strength, seed_key):
+        params = params0 if init_fn is None else init_fn(seed_key)
+        opt_state = optimizer.init(params)
+        cm_state = None if estimator is None else estimator.init(jnp.zeros((g, 4), dtype))
+        pstate = PenaltyState(jnp.zeros((), dtype), cm_state)
+
+        def body(carry, _):
+            p, o, s = carry
+            p, o, s, m = step(strength, p, o, data, s)
+            return (p, o, s), m
+
+        (params, _, _), hist = jax.lax.scan(body, (params, opt_state, pstate), None, num_steps)
+        ev = _evaluate(apply_fn, params, eval_data)
+        return params, ev, hist
+
+    seed_keys = jax.random.split(key, num_seeds)
+    per_seed = jax.vmap(run, in_axes=(None, 0))
+    params, ev, hist = jax.vmap(per_seed, in_axes=(0, None))(strengths, seed_keys)
+    return SweepResult(
+        strengths, params, ev.accuracy, ev.cms, ev.ofi, ev.di, ev.max_abs_ofi, hist
+    )
+
+
+def tradeoff_sweep(
+    key: jax.Array,
+    init_params: Any,
+    apply_fn: Callable[[Any, jax.Array], jax.Array],
+    data: Batch,
+    strengths: ArrayLike,
+    *,
+    num_seeds: int = 1,
+    num_steps: int = 200,
+    optimizer: optax.GradientTransformation | None = None,
+    penalty_fn: Callable[[jax.Array], jax.Array] | None = None,
+    loss: str | Callable = "bce",
+    lagrangian: bool = False,
+    dual_lr: float = 0.1,
+    threshold: float = 0.0,
+    estimator: CMEstimator | None = None,
+    surrogate_temperature: float = 1.0,
+    eval_data: Batch | None = None,
+) -> SweepResult:
+    r"""Train every strength × seed with full-batch steps, as one compiled program.
+
+    Each run is ``num_steps`` steps of :func:`make_train_step`'s update on all of ``data``
+    (``jax.lax.scan``), then a hard-threshold :func:`evaluate` on ``eval_data`` (default:
+    ``data``). Runs are vectorized with ``vmap`` over seeds and strengths, so the sweep
+    compiles once and the whole grid runs as one batched program. The same seed keys are used
+    for every strength (common random numbers), so differences across strengths are not
+    init noise.
+
+    Args:
+        key: PRNG key; split into ``num_seeds`` keys, one per seed.
+        init_params: ``init(key) -> params`` (seeds change the initialization) or a params
+            pytree used for every seed (full-batch training is then deterministic and all
+            seeds agree).
+        apply_fn: ``apply_fn(params, x) -> logits (N,)``.
+        data: the training :class:`Batch`.
+        strengths: ``(S,)`` penalty coefficients (multiplier caps in Lagrangian mode).
+        num_seeds: ``R``.
+        num_steps: full-batch steps per run.
+        optimizer: optax optimizer (default ``optax.adam(0.05)``). Pass the same object to
+            repeated calls to reuse the compiled program.
+        penalty_fn: ``penalty_fn(cms) -> scalar``; default ``ofi_penalty`` with ``"max_gap"``.
+        loss, lagrangian, dual_lr, threshold, estimator, surrogate_temperature: as in
+            :func:`make_train_step`.
+        eval_data: :class:`Batch` to evaluate on (default ``data``).
+
+    Returns:
+        :class:`SweepResult` with leading axes ``(S, R)``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from ofijax.diff import Batch, logistic_model, tradeoff_sweep
+        >>> x = jnp.array([[0.0], [1.0], [2.0], [3.0]])
+        >>> data = Batch(x, jnp.array([0, 1, 0, 1]), jnp.array([[1.0, 0], [1, 0], [0, 1], [0, 1]]))
+        >>> m = logistic_model(1)
+        >>> res = tradeoff_sweep(jax.random.key(0), m.init, m.apply, data, [0.0, 1.0],
+        ...                      num_seeds=2, num_steps=5)
+        >>> res.accuracy.shape, res.ofi.shape
+        ((2, 2), (2, 2, 2, 2))
+    """
+    if not is_tracer(key) and not isinstance(key, jax.Array):
+        raise ValueError("key: must be a JAX PRNG key, e.g. jax.random.key(0).")
+    ns = _check_size(num_seeds, "num_seeds")
+    nt = _check_size(num_steps, "num_steps")
+    s_arr = as_numpy(strengths, "strengths")
+    if s_arr.ndim != 1 or s_arr.size == 0 or s_arr.dtype.kind not in "biuf":
+        raise ValueError(f"strengths: must be a non-empty 1-D list of numbers; got {strengths!r}.")
+    s_float = s_arr.astype(float)
+    if np.any(np.isnan(s_float)) or np.any(s_float < 0):
+        raise ValueError("strengths: must all be numbers ≥ 0 (no NaN).")
+    if not lagrangian and not np.all(np.isfinite(s_float)):
+        raise ValueError("strengths: must be finite (only Lagrangian caps may be inf).")
+    _check_train_options(0.0, lagrangian, dual_lr, threshold, surrogate_temperature)
+    dtype = jnp.result_type(float)
+    data = _check_batch(data, "data")
+    eval_data = data if eval_data is None else _check_batch(eval_data, "eval_data")
+    if eval_data.groups.shape[1] != data.groups.shape[1]:
+        raise ValueError(
+            f"eval_data.groups: has {eval_data.groups.shape[1]} groups but data.groups has "
+            f"{data.groups.shape[1]}; use the same group columns."
+        )
+    if callable(init_params):
+        init_fn, params0 = init_params, None
+    else:
+        init_fn, params0 = None, init_params
+    return _sweep(
+        key,
+        params0,
+        data,
+        eval_data,
+        jnp.asarray(s_arr, dtype),
+        init_fn=init_fn,
+        apply_fn=apply_fn,
+        num_seeds=ns,
+        num_steps=nt,
+        optimizer=_DEFAULT_OPT if optimizer is None else optimizer,
+        penalty_fn=_default_penalty if penalty_fn is None else penalty_fn,
+        loss=loss,
+        lagrangian=lagrangian,
+        dual_lr=float(dual_lr),
+        threshold=float(threshold),
+        estimator=estimator,
+        surrogate_temperature=float(surrogate_temperature),
+    )
+
+
+_DEFAULT_OPT = optax.adam(0.05)

@@ -1,0 +1,71 @@
+"""Differentiable fairness: train models against the bias that OFI measures.
+
+For one group the marginal benefit is :math:`\\mathcal{B} = (FP - FN)/n = \\hat b - \\bar y`,
+the predicted-positive rate minus the base rate. Given probabilities :math:`p` the soft
+confusion matrices of :func:`soft_confusion_matrices` give
+:math:`\\mathcal{B} = \\bar p - \\bar y`, which is exactly the expected marginal benefit of the
+randomized classifier :math:`\\hat y \\sim \\mathrm{Bernoulli}(p)`; every core metric runs on
+soft CMs unchanged and gives the hard result at :math:`p \\in \\{0, 1\\}`.
+
+Contents:
+
+* soft CMs: :func:`soft_confusion_matrices`, :func:`one_hot_groups`;
+* penalties (pure, NaN-safe, finite gradients with empty groups): :func:`ofi_penalty`,
+  :func:`di_penalty`, :func:`rate_parity_penalty`, :func:`equalized_odds_penalty`;
+* running estimate for mini-batches: :func:`ema_confusion_matrices` (optax-style pair);
+* training: :func:`make_train_step` (penalty or Lagrangian mode), :func:`tradeoff_sweep`
+  (strengths × seeds in one compiled program), :func:`evaluate`, and two small models
+  :func:`logistic_model`, :func:`mlp_model`.
+"""
+
+from ofijax._diff_cm import GroupWeights as GroupWeights
+from ofijax._diff_cm import one_hot_groups as one_hot_groups
+from ofijax._diff_cm import soft_confusion_matrices as soft_confusion_matrices
+from ofijax._diff_penalty import RATES as RATES
+from ofijax._diff_penalty import REDUCTIONS as REDUCTIONS
+from ofijax._diff_penalty import CMEstimator as CMEstimator
+from ofijax._diff_penalty import EMAState as EMAState
+from ofijax._diff_penalty import di_penalty as di_penalty
+from ofijax._diff_penalty import ema_confusion_matrices as ema_confusion_matrices
+from ofijax._diff_penalty import equalized_odds_penalty as equalized_odds_penalty
+from ofijax._diff_penalty import ofi_penalty as ofi_penalty
+from ofijax._diff_penalty import rate_parity_penalty as rate_parity_penalty
+from ofijax._diff_train import Batch as Batch
+from ofijax._diff_train import Evaluation as Evaluation
+from ofijax._diff_train import Model as Model
+from ofijax._diff_train import PenaltyState as PenaltyState
+from ofijax._diff_train import StepMetrics as StepMetrics
+from ofijax._diff_train import SweepResult as SweepResult
+from ofijax._diff_train import evaluate as evaluate
+from ofijax._diff_train import init_penalty_state as init_penalty_state
+from ofijax._diff_train import logistic_model as logistic_model
+from ofijax._diff_train import make_train_step as make_train_step
+from ofijax._diff_train import mlp_model as mlp_model
+from ofijax._diff_train import tradeoff_sweep as tradeoff_sweep
+
+__all__ = [
+    "soft_confusion_matrices",
+    "one_hot_groups",
+    "GroupWeights",
+    "ofi_penalty",
+    "di_penalty",
+    "rate_parity_penalty",
+    "equalized_odds_penalty",
+    "REDUCTIONS",
+    "RATES",
+    "ema_confusion_matrices",
+    "CMEstimator",
+    "EMAState",
+    "Batch",
+    "StepMetrics",
+    "PenaltyState",
+    "init_penalty_state",
+    "make_train_step",
+    "tradeoff_sweep",
+    "SweepResult",
+    "evaluate",
+    "Evaluation",
+    "Model",
+    "logistic_model",
+    "mlp_model",
+]
