@@ -12,6 +12,7 @@ Example (the OFI paper's Table 1, scenario B):
 """
 
 from ofijax import datasets as datasets
+from ofijax import diff as diff
 from ofijax import distributions as distributions
 from ofijax._cm import (
     GroupConfusionMatrices as GroupConfusionMatrices,
@@ -100,6 +101,7 @@ __all__ = [
     "__version__",
     # sub-packages
     "datasets",
+    "diff",
     "distributions",
     # confusion matrices
     "GroupConfusionMatrices",
