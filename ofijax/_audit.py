@@ -521,8 +521,8 @@ def audit(
         pd.MultiIndex.from_tuples(list(groups), names=list(names)) if ncols > 1
         else pd.Index(list(groups), name=names[0])
     )
-    by_group = pd.DataFrame(per_group, index=index)
-    overall_s = pd.Series(overall, name="overall")
+    by_group = pd.DataFrame({c: per_group[c] for c in GROUP_METRICS}, index=index)
+    overall_s = pd.Series({c: float(overall[c]) for c in GROUP_METRICS}, name="overall")
     if integer:
         for c in ("n", "tp", "fn", "fp", "tn"):
             by_group[c] = np.rint(by_group[c]).astype(np.int64)
@@ -657,7 +657,8 @@ def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, 
     )
 
 
-def _run_scans(key, y_true, y_pred, features, beneficial_label, probabilities, lam, num_replicates):
+def _run_scans(key, y_true, y_pred, features, beneficial_label, probabilities, lam, num_replicates,
+               side="both"):
     """FPR-/TPR-(/IJDI-)Scan of the worst subgroup; needs :mod:`ofijax.scan`."""
     try:
         from ofijax import scan as scan_mod
@@ -669,9 +670,10 @@ def _run_scans(key, y_true, y_pred, features, beneficial_label, probabilities, l
     if missing:
         raise ImportError(f"scan=True needs ofijax.scan.{missing[0]}, which is not part of this build.")
     return _scan_glue(scan_mod, key, y_true, y_pred, features, beneficial_label, probabilities, lam,
-                      num_replicates)
+                      num_replicates, side)
 
 
-def _scan_glue(scan_mod, key, y_true, y_pred, features, beneficial_label, probabilities, lam, num_replicates):
+def _scan_glue(scan_mod, key, y_true, y_pred, features, beneficial_label, probabilities, lam,
+               num_replicates, side):
     """Call the scan module; kept apart so the call convention lives in one place."""
     raise ImportError("scan=True: the ofijax.scan call convention is not wired in this build.")

@@ -329,21 +329,41 @@ def pairwise_ofi_test(
     return out
 
 
+def _uniform_cm_draws(key, n, shape):
+    """Matrices uniform over M(n) by stars and bars: 3 distinct bar positions among n + 3 slots.
+
+    ``n`` broadcasts against ``shape``; returns int32 ``shape + (4,)``. Exact, and cheap to compile.
+    """
+    k1, k2, k3 = jax.random.split(key, 3)
+    n = jnp.broadcast_to(n.astype(jnp.int32), shape)
+    s1 = jax.random.randint(k1, shape, 0, n + 3)
+    s2 = jax.random.randint(k2, shape, 0, n + 2)
+    s2 = s2 + (s2 >= s1)
+    lo, hi = jnp.minimum(s1, s2), jnp.maximum(s1, s2)
+    s3 = jax.random.randint(k3, shape, 0, n + 1)
+    s3 = s3 + (s3 >= lo)
+    s3 = s3 + (s3 >= hi)
+    b = jnp.sort(jnp.stack([s1, s2, s3], -1), axis=-1)
+    return jnp.stack([b[..., 0], b[..., 1] - b[..., 0] - 1, b[..., 2] - b[..., 1] - 1, n + 2 - b[..., 2]], -1)
+
+
 @functools.partial(jax.jit, static_argnames=("num_samples", "uniform"))
 def _null_draws(key, n_i, n_j, probs, *, num_samples, uniform):
-    """D = FP − FN of ``num_samples`` null draws per pair: two ``(num_samples, P)`` arrays."""
+    """D = FP − FN of ``num_samples`` null draws per pair: two ``(num_samples, P)`` arrays.
+
+    ``uniform``: each matrix uniform over M(n) (stars and bars); otherwise Multinomial(n, probs)
+    with the pair's ``probs`` ``(P, 4)``.
+    """
     dt = jnp.result_type(float)
-    num_pairs = n_i.shape[0]
-    k_pi, k_pj, k_i, k_j = jax.random.split(key, 4)
-    shape = (num_samples, num_pairs, 4)
+    k_i, k_j = jax.random.split(key)
+    shape = (num_samples, n_i.shape[0])
     if uniform:
-        # Dirichlet(1,1,1,1) then Multinomial: every matrix of M(n) has probability 1/C(n+3, 3).
-        p_i = jax.random.dirichlet(k_pi, jnp.ones(4, dt), shape[:-1])
-        p_j = jax.random.dirichlet(k_pj, jnp.ones(4, dt), shape[:-1])
+        cm_i = _uniform_cm_draws(k_i, n_i, shape)
+        cm_j = _uniform_cm_draws(k_j, n_j, shape)
     else:
-        p_i = p_j = jnp.broadcast_to(probs.astype(dt), shape)
-    cm_i = jax.random.multinomial(k_i, jnp.broadcast_to(n_i.astype(dt), shape[:-1]), p_i, shape=shape)
-    cm_j = jax.random.multinomial(k_j, jnp.broadcast_to(n_j.astype(dt), shape[:-1]), p_j, shape=shape)
+        p = jnp.broadcast_to(probs.astype(dt), shape + (4,))
+        cm_i = jax.random.multinomial(k_i, jnp.broadcast_to(n_i.astype(dt), shape), p, shape=shape + (4,))
+        cm_j = jax.random.multinomial(k_j, jnp.broadcast_to(n_j.astype(dt), shape), p, shape=shape + (4,))
     return cm_i[..., FP] - cm_i[..., FN], cm_j[..., FP] - cm_j[..., FN]
 
 
@@ -351,10 +371,9 @@ def _monte_carlo_pvalues(key, n_i, n_j, probs, m, num_samples):
     if num_samples < 1:
         raise ValueError(f"num_samples: must be ≥ 1, got {num_samples}.")
     n_i, n_j = np.asarray(n_i, np.int64), np.asarray(n_j, np.int64)
-    probs_arr = jnp.zeros((n_i.shape[0], 4)) if probs is None else jnp.asarray(probs)
+    probs_arr = jnp.full((n_i.shape[0], 4), 0.25) if probs is None else jnp.asarray(probs)
     d_i, d_j = _null_draws(
-        key, jnp.asarray(n_i), jnp.asarray(n_j), probs_arr,
-        num_samples=num_samples, uniform=probs is None,
+        key, jnp.asarray(n_i), jnp.asarray(n_j), probs_arr, num_samples=num_samples, uniform=probs is None
     )
     # Counts are exact integers in float; decide ties in int64 on the host.
     d_i = np.rint(np.asarray(d_i)).astype(np.int64)
