@@ -1,0 +1,339 @@
+"""JAX samplers of confusion matrices (int32, TP, FN, FP, TN layout).
+
+Random words. ``jax.random.bits`` with the default threefry key runs at roughly 7e7 words/s on a
+CPU core pair, which would cap every sampler. We therefore spend the caller's key on four words
+that seed XLA's native counter-based generator (``lax.rng_bit_generator`` with the Threefry
+algorithm, about 5e8 words/s): the stream is a pure function of the key, identical for a fixed key
+on a given backend and XLA version.
+
+Exactness.
+* :func:`uniform_cms` draws one integer uniformly in [0, N(n)) (one 32-bit word, rejection of the
+  top ``2^32 mod N(n)`` values, with rejected slots refilled from a small pool inside a
+  ``lax.while_loop``, so the result is exactly uniform) and unranks it in closed form
+  (see :mod:`ofijax._combinatorics`). When N(n) ≥ 2^32 (n ≥ 2950) it switches to stars and bars:
+  three exact uniform positions in [0, n + 3), redrawn while two coincide, sorted.
+* The multinomial, Dirichlet-multinomial and hypergeometric samplers draw TP, then FN | TP, then
+  FP | TP, FN from their exact conditional laws (binomial, beta-binomial, hypergeometric) by
+  inverse CDF on float64-built tables indexed by the remaining count, searched by bisection
+  (three uniforms of 24 bits per matrix: probabilities are resolved to 2^-24).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ._combinatorics import num_cms
+
+__all__ = [
+    "random_bits",
+    "uniform_floats",
+    "uniform_below",
+    "unrank_cms",
+    "unrank_cms_jit",
+    "uniform_cms",
+    "conditional_tables",
+    "table_sample",
+    "TABLE_MAX_N",
+    "UNRANK_MAX_N",
+]
+
+#: Largest n whose |M(n)| fits in an unsigned 32-bit rank.
+UNRANK_MAX_N = 2949
+#: Largest n for the conditional inverse-CDF tables ((n + 1)² float32 per stage).
+TABLE_MAX_N = 2048
+
+_THREEFRY = lax.RandomAlgorithm.RNG_THREE_FRY
+
+
+def _key_words(key: jax.Array) -> jax.Array:
+    return jax.random.bits(key, (4,), jnp.uint32)
+
+
+def random_bits(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """uint32 words from XLA's Threefry ``rng_bit_generator`` seeded by ``key``."""
+    _, bits = lax.rng_bit_generator(_key_words(key), tuple(shape), jnp.uint32, algorithm=_THREEFRY)
+    return bits
+
+
+def uniform_floats(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """float32 uniforms on [0, 1) with 24 random bits each."""
+    return (random_bits(key, shape) >> 8).astype(jnp.float32) * jnp.float32(2.0**-24)
+
+
+def _refill(key, draw, reject, values, pool):
+    """Replace rejected rows of ``values`` (flat leading axis) until none is rejected.
+
+    Round 0 (only if something was rejected) redraws every rejected slot from a fresh full-size
+    draw, which is cheaper on CPU than compacting; later rounds number the few remaining rejected
+    slots by a cumulative sum and fill them from a pool of ``pool`` candidates (round i uses
+    ``fold_in(key, i)``; slots beyond the pool wait for the next round). Which slot gets which
+    candidate depends only on the rejection pattern, so accepted values keep their exact law.
+    """
+    size = values.shape[0]
+
+    def expand(mask, vals):
+        return mask.reshape(mask.shape + (1,) * (vals.ndim - 1))
+
+    def full_round(vals):
+        fresh = draw(jax.random.fold_in(key, 0), size)
+        return jnp.where(expand(reject(vals), vals), fresh, vals)
+
+    values = lax.cond(jnp.any(reject(values)), full_round, lambda v: v, values)
+
+    def cond(state):
+        _, vals = state
+        return jnp.any(reject(vals))
+
+    def body(state):
+        i, vals = state
+        bad = reject(vals)
+        slot = jnp.cumsum(bad.astype(jnp.int32)) - 1
+        cand = draw(jax.random.fold_in(key, i), pool)
+        take = bad & (slot < pool)
+        new = cand[jnp.clip(slot, 0, pool - 1)]
+        return i + 1, jnp.where(expand(take, vals), new, vals)
+
+    _, out = lax.while_loop(cond, body, (jnp.int32(1), values))
+    return out
+
+
+def _pool_size(size: int, p_reject: float) -> int:
+    return int(min(size, math.ceil(size * p_reject * p_reject * 4.0) + 64))
+
+
+def uniform_below(key: jax.Array, bound: int, shape: tuple[int, ...]) -> jax.Array:
+    """Exactly uniform uint32 integers in [0, bound), 1 ≤ bound ≤ 2^32 (static)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if bound == 2**32:
+        return random_bits(key, shape)
+    limit = (2**32 // bound) * bound  # accept words below limit, then reduce mod bound
+    k0, k1 = jax.random.split(key)
+    words = random_bits(k0, (size,))
+    if limit < 2**32:
+        lim = jnp.uint32(limit)
+        p_rej = 1.0 - limit / 2**32
+        words = _refill(
+            k1,
+            lambda k, m: random_bits(k, (m,)),
+            lambda w: w >= lim,
+            words,
+            _pool_size(size, p_rej),
+        )
+    return (words % jnp.uint32(bound)).reshape(shape)
+
+
+def _cbrt(x: jax.Array) -> jax.Array:
+    """float32 cube root of x > 0: exponent bit trick + two Newton steps (rel. error < 1e-5).
+
+    XLA's ``cbrt`` is scalar code on CPU; this is plain vector arithmetic.
+    """
+    i = lax.bitcast_convert_type(x, jnp.int32)
+    y = lax.bitcast_convert_type(i // 3 + 709921077, jnp.float32)
+    for _ in range(2):
+        y = (2.0 * y + x / (y * y)) * jnp.float32(1.0 / 3.0)
+    return y
+
+
+# entry j = N(j − 1) for j = 0..UNRANK_MAX_N + 1 (N(−1) = 0), all < 2^32 (12 KB).
+_CUM_TABLE = np.array([num_cms(j - 1) for j in range(UNRANK_MAX_N + 2)], dtype=np.uint32)
+
+
+def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
+    """Closed-form unranking of uint32 ranks in [0, N(n)) into int32 (..., 4) matrices.
+
+    m = n − TP is the least m with N(m) > rank (cube-root estimate + two integer corrections each
+    way against an exact table of N); then k = m − FP + 1 is the least k with T(k) > rank − N(m−1)
+    (square-root estimate + corrections); FN is the remaining offset and TN the rest.
+    ``n`` may be a Python int or an int array broadcastable with ``rank`` (traced is fine).
+    Ranks outside [0, N(n)) give garbage rows (callers mask them).
+    """
+    if isinstance(n, int) and n > UNRANK_MAX_N:
+        raise ValueError(f"n: unranking needs |M(n)| < 2^32, i.e. n ≤ {UNRANK_MAX_N}; got {n}.")
+    s = rank.astype(jnp.uint32)
+    table = jnp.asarray(_CUM_TABLE)
+    # m = n − TP: least m with N(m) = table[m + 1] > s; (m + 2)³ − (m + 2) = 6 N(m).
+    y = _cbrt(6.0 * s.astype(jnp.float32) + 1.0)
+    m = jnp.clip(jnp.floor(y).astype(jnp.int32) - 2, 0, n)
+    for _ in range(2):
+        m = jnp.where((m < n) & (table[jnp.minimum(m + 1, UNRANK_MAX_N + 1)] <= s), m + 1, m)
+    m = jnp.where((m > 0) & (table[m] > s), m - 1, m)
+    s2 = (s - table[m]).astype(jnp.int32)  # offset inside the TP block, < T(m + 1) ≤ 4.4e6
+    # k = m − FP + 1: least k with T(k) = k (k + 1) / 2 > s2.
+    k = jnp.floor((jnp.sqrt(8.0 * s2.astype(jnp.float32) + 1.0) - 1.0) * 0.5).astype(jnp.int32)
+    k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
+    k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
+    k = jnp.where((k > 1) & (((k - 1) * k) >> 1 > s2), k - 1, k)
+    fn = s2 - (((k - 1) * k) >> 1)
+    fp = m + 1 - k
+    tn = k - 1 - fn
+    tp = n - m
+    return jnp.stack([jnp.broadcast_to(tp, fn.shape), fn, fp, tn], axis=-1).astype(jnp.int32)
+
+
+unrank_cms_jit = jax.jit(unrank_cms)
+
+
+def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
+    """Uniform over M(n) for any n: 3 distinct sorted positions among n + 3 (exact rejection)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    width = n + 3
+
+    def draw(k, m):
+        return uniform_below(k, width, (m, 3)).astype(jnp.int32)
+
+    def reject(p):
+        return (p[:, 0] == p[:, 1]) | (p[:, 0] == p[:, 2]) | (p[:, 1] == p[:, 2])
+
+    k0, k1 = jax.random.split(key)
+    pos = draw(k0, size)
+    pos = _refill(k1, draw, reject, pos, _pool_size(size, 3.0 / width))
+    pos = jnp.sort(pos, axis=-1)
+    cells = jnp.stack(
+        [pos[:, 0], pos[:, 1] - pos[:, 0] - 1, pos[:, 2] - pos[:, 1] - 1, width - 1 - pos[:, 2]],
+        axis=-1,
+    )
+    return cells.reshape(tuple(shape) + (4,))
+
+
+def uniform_cms(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
+    """Exactly uniform draws from M(n), int32 (*shape, 4)."""
+    if n > UNRANK_MAX_N:
+        return _stars_and_bars(key, n, shape)
+    return unrank_cms(uniform_below(key, num_cms(n), shape), n)
+
+
+# ---------------------------------------------------------------- conditional inverse-CDF tables
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    flat = np.asarray(x, dtype=np.float64).ravel()
+    out = np.array([math.lgamma(v) if v > 0 else math.inf for v in flat], dtype=np.float64)
+    return out.reshape(np.shape(x))
+
+
+def _cdf_from_logpmf(logpmf: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    logpmf = np.where(valid, logpmf, -np.inf)
+    top = np.max(logpmf, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(logpmf - top)
+    cdf = np.cumsum(w, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cdf = cdf / cdf[..., -1:]
+    cdf = np.where(np.isfinite(cdf), cdf, 1.0)  # unreachable rows (no mass)
+    return cdf.astype(np.float32)
+
+
+def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
+    """CDF table (n + 1, n + 1): row m is the law of the next cell given m draws remain."""
+    m = np.arange(n + 1, dtype=np.float64)[:, None]
+    k = np.arange(n + 1, dtype=np.float64)[None, :]
+    valid = k <= m
+    km = np.where(valid, m - k, 0.0)
+    lf = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
+    mi = np.arange(n + 1)[:, None]
+    ki = np.arange(n + 1)[None, :]
+    logc = lf[mi] - lf[ki] - lf[np.where(ki <= mi, mi - ki, 0)]
+    if kind == "binomial":
+        (p,) = params
+        if p <= 0.0:
+            logpmf = np.where(k == 0, 0.0, -np.inf)
+        elif p >= 1.0:
+            logpmf = np.where(k == m, 0.0, -np.inf)
+        else:
+            logpmf = logc + k * math.log(p) + km * math.log1p(-p)
+    elif kind == "betabinomial":
+        a, b = params
+        if b == 0.0:  # all remaining mass goes to this cell
+            logpmf = np.where(k == m, 0.0, -np.inf)
+        else:
+            ga = _lgamma(a + np.arange(n + 1))  # lgamma(a + j)
+            gb = _lgamma(b + np.arange(n + 1))
+            gab = _lgamma(a + b + np.arange(n + 1))
+            lbeta = ga[ki] + gb[np.where(ki <= mi, mi - ki, 0)] - gab[mi]
+            logpmf = logc + lbeta - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+    elif kind == "hypergeom":
+        total, good = params  # population size and successes in it
+        bad = total - good
+        lg = np.array(
+            [math.lgamma(good + 1) - math.lgamma(good - j + 1) if j <= good else -math.inf
+             for j in range(n + 1)]
+        )  # log good! / (good − j)!
+        lb = np.array(
+            [math.lgamma(bad + 1) - math.lgamma(bad - j + 1) if j <= bad else -math.inf
+             for j in range(n + 1)]
+        )
+        lt = np.array(
+            [math.lgamma(total + 1) - math.lgamma(total - j + 1) if j <= total else -math.inf
+             for j in range(n + 1)]
+        )
+        rest = np.where(ki <= mi, mi - ki, 0)
+        with np.errstate(invalid="ignore"):
+            logpmf = logc + lg[ki] + lb[rest] - lt[mi]
+        logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
+    else:  # pragma: no cover - internal
+        raise AssertionError(kind)
+    return _cdf_from_logpmf(logpmf, valid)
+
+
+def conditional_tables(n: int, kind: str, params: tuple) -> tuple[np.ndarray, ...]:
+    """Three CDF tables for TP, FN | TP and FP | TP, FN (see the module docstring).
+
+    ``kind`` is ``"multinomial"`` (params = 4 probabilities), ``"dirichlet"`` (4 concentrations)
+    or ``"hypergeom"`` (4 population counts).
+    """
+    p = [float(v) for v in params]
+    if kind == "multinomial":
+        q1 = p[1] / (p[1] + p[2] + p[3]) if p[1] + p[2] + p[3] > 0 else 0.0
+        q2 = p[2] / (p[2] + p[3]) if p[2] + p[3] > 0 else 0.0
+        stages = [("binomial", (p[0],)), ("binomial", (q1,)), ("binomial", (q2,))]
+    elif kind == "dirichlet":
+        stages = [
+            ("betabinomial", (p[0], p[1] + p[2] + p[3])),
+            ("betabinomial", (p[1], p[2] + p[3])),
+            ("betabinomial", (p[2], p[3])),
+        ]
+    elif kind == "hypergeom":
+        c = [int(v) for v in params]
+        stages = [
+            ("hypergeom", (sum(c), c[0])),
+            ("hypergeom", (c[1] + c[2] + c[3], c[1])),
+            ("hypergeom", (c[2] + c[3], c[2])),
+        ]
+    else:  # pragma: no cover - internal
+        raise AssertionError(kind)
+    first = _stage_table(n, *stages[0])[n:]  # only the row m = n is needed for TP
+    return (first, _stage_table(n, *stages[1]), _stage_table(n, *stages[2]))
+
+
+def _search(table_flat: jax.Array, width: int, row: jax.Array, u: jax.Array) -> jax.Array:
+    """min{k : table[row, k] > u} by bisection over k ∈ [0, width − 1]."""
+    lo = jnp.zeros_like(row)
+    hi = jnp.full_like(row, width - 1)
+    base = row * width
+    for _ in range(max(1, math.ceil(math.log2(width)))):
+        mid = (lo + hi) // 2
+        gt = table_flat[base + mid] > u
+        hi = jnp.where(gt, mid, hi)
+        lo = jnp.where(gt, lo, mid + 1)
+    return hi
+
+
+@functools.partial(jax.jit, static_argnums=(1, 5))
+def table_sample(key, n, t0, t1, t2, shape):
+    """Sequential inverse-CDF draw of int32 (*shape, 4) matrices from three stage tables."""
+    u = uniform_floats(key, (3,) + tuple(shape))
+    width = n + 1
+    zero = jnp.zeros(tuple(shape), jnp.int32)
+    tp = _search(t0.reshape(-1), width, zero, u[0])
+    m1 = n - tp
+    fn = _search(t1.reshape(-1), width, m1, u[1])
+    m2 = m1 - fn
+    fp = _search(t2.reshape(-1), width, m2, u[2])
+    tn = m2 - fp
+    return jnp.stack([tp, fn, fp, tn], axis=-1).astype(jnp.int32)

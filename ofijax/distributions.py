@@ -1,0 +1,982 @@
+r"""Distributions of confusion matrices and of the OFI paper's marginal benefit B.
+
+Everything the OFI paper's appendices B–D derive over :math:`\mathcal M(n)` (all confusion
+matrices with n samples), made exact, streaming or sampled:
+
+* **Exact results** (Python ints and :class:`fractions.Fraction` where exact):
+  :func:`num_confusion_matrices` N(n) = C(n + 3, 3), :func:`cell_value_count` C(x; n),
+  :func:`enumerate_confusion_matrices`, the O(n) PMF of B (:func:`marginal_benefit_pmf`,
+  uniform or multinomial null), the PMF of OFI for two independent groups (:func:`ofi_pmf`),
+  exact moments (Var B = (n + 4) / (10 n); the paper's Corollary D.4 drops the n).
+* **Streaming reductions** over all of M(n) for any metric (:func:`reduce_all`) and
+  **Monte Carlo** for any sampler and statistic (:func:`monte_carlo`) in fixed memory,
+  mergeable (:func:`merge_summaries`) and sharded over all devices.
+* **Samplers** (key first, any batch shape, int32 TP, FN, FP, TN): :func:`sample_uniform`
+  (exactly uniform on M(n)), :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`,
+  :func:`subsample` (multivariate hypergeometric).
+* **Thresholds and p-values** for OFI under an explicit null: :func:`ofi_threshold`,
+  :func:`ofi_pvalue`.
+
+Null models (ofi_notes §8): "uniform" means every matrix of M(n) equally likely (the paper's
+setting); a reference CM means Multinomial(n, p = cm / Σ cm). A fixed p = (¼, ¼, ¼, ¼) multinomial
+is **not** uniform: Var B = 0.5 / n → 0 there, but → 1/10 under the uniform null.
+
+Example:
+    >>> from ofijax import distributions as D
+    >>> D.num_confusion_matrices(10), D.marginal_benefit_moments(10).var
+    (286, Fraction(7, 50))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _combinatorics as _C
+from . import _montecarlo as _MC
+from . import _sampling as _S
+from . import _validation as _v
+from ._metrics import ofi as _ofi
+from ._montecarlo import Summary, merge_summaries
+
+__all__ = [
+    "PMF",
+    "Moments",
+    "Summary",
+    "Threshold",
+    "num_confusion_matrices",
+    "cell_value_count",
+    "marginal_benefit_count",
+    "enumerate_confusion_matrices",
+    "rank_confusion_matrix",
+    "unrank_confusion_matrix",
+    "marginal_benefit_pmf",
+    "marginal_benefit_moments",
+    "ofi_pmf",
+    "ofi_moments",
+    "reduce_all",
+    "sample_uniform",
+    "sample_multinomial",
+    "sample_dirichlet_multinomial",
+    "subsample",
+    "uniform_sampler",
+    "multinomial_sampler",
+    "dirichlet_multinomial_sampler",
+    "subsample_sampler",
+    "pair_sampler",
+    "pair_statistic",
+    "monte_carlo",
+    "merge_summaries",
+    "ofi_threshold",
+    "ofi_pvalue",
+    "PAPER_THRESHOLD",
+]
+
+#: The OFI paper's fixed flag threshold (≈ σ of B for ONE group under the uniform null).
+PAPER_THRESHOLD = 0.3
+
+_MAX_ENUM = 50_000_000  # matrices materialised by enumerate_confusion_matrices
+_MAX_PAIRS = 40_000_000  # support pairs in the exact OFI convolution
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _check_n(n: Any, name: str = "n") -> int:
+    if isinstance(n, bool) or not isinstance(n, Integral):
+        raise ValueError(
+            f"{name}: must be a positive Python integer (a number of samples); got {n!r} "
+            f"of type {type(n).__name__}."
+        )
+    n = int(n)
+    if n <= 0:
+        raise ValueError(f"{name}: must be a positive integer (n ≥ 1); got {n}.")
+    return n
+
+
+def _check_num_samples(num: Any) -> int:
+    if isinstance(num, bool) or not isinstance(num, Real):
+        raise ValueError(f"num_samples: must be a positive integer; got {num!r}.")
+    if isinstance(num, Integral):
+        val = int(num)
+    else:
+        f = float(num)
+        if not math.isfinite(f) or f != math.floor(f):
+            raise ValueError(f"num_samples: must be a whole number; got {num!r}.")
+        val = int(f)
+    if val <= 0:
+        raise ValueError(f"num_samples: must be ≥ 1; got {num!r}.")
+    return val
+
+
+def _check_shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, Integral):
+        shape = (shape,)
+    try:
+        out = tuple(int(s) for s in shape)
+    except TypeError as exc:
+        raise ValueError(f"shape: must be a tuple of non-negative ints; got {shape!r}.") from exc
+    if any(s < 0 for s in out) or any(
+        isinstance(s, bool) or not isinstance(s, Integral) for s in shape
+    ):
+        raise ValueError(f"shape: must be a tuple of non-negative ints; got {shape!r}.")
+    return out
+
+
+def _check_four(x: Any, name: str) -> np.ndarray:
+    arr = _v.as_numpy(x, name)
+    if arr.shape != (4,):
+        raise ValueError(
+            f"{name}: must hold exactly 4 values in TP, FN, FP, TN order; got shape {arr.shape}."
+        )
+    return arr
+
+
+def _check_probs(probs: Any, name: str = "probs") -> tuple[float, ...]:
+    arr = _check_four(probs, name)
+    arr = _v.check_probabilities(arr, name)
+    if abs(arr.sum() - 1.0) > 1e-6:
+        raise ValueError(
+            f"{name}: the 4 probabilities must sum to 1; they sum to {arr.sum():.8g}. "
+            "Normalise them (p / p.sum())."
+        )
+    return tuple(float(v) for v in arr / arr.sum())
+
+
+def _check_alpha(alpha: Any) -> tuple[float, ...]:
+    arr = _check_four(alpha, "alpha")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"alpha: must be 4 positive concentrations; got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64)
+    _v.check_finite(arr, "alpha")
+    if np.any(arr <= 0):
+        raise ValueError(
+            f"alpha: Dirichlet concentrations must all be > 0; got {arr.tolist()}. "
+            "Use alpha = (1, 1, 1, 1) for the uniform distribution on M(n)."
+        )
+    return tuple(float(v) for v in arr)
+
+
+def _check_cm(cm: Any, name: str = "cm") -> tuple[int, ...]:
+    arr = _check_four(cm, name)
+    arr = _v.check_counts(arr, name)
+    if arr.sum() <= 0:
+        raise ValueError(f"{name}: the confusion matrix is empty (all four counts are 0).")
+    return tuple(int(v) for v in arr)
+
+
+def _null_probs(null: Any) -> tuple[float, ...] | None:
+    """None for the uniform null, else p = cm / Σ cm from a reference CM (or probabilities)."""
+    if isinstance(null, str):
+        _v.check_choice(null, "null", ("uniform",))
+        return None
+    arr = _check_four(null, "null")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError("null: must be 'uniform' or a reference CM of 4 non-negative counts.")
+    arr = arr.astype(np.float64)
+    _v.check_finite(arr, "null")
+    if np.any(arr < 0) or arr.sum() <= 0:
+        raise ValueError(
+            "null: a reference CM must hold 4 non-negative counts (TP, FN, FP, TN) with a "
+            f"positive total; got {arr.tolist()}."
+        )
+    return tuple(float(v) for v in arr / arr.sum())
+
+
+# ------------------------------------------------------------------------------ exact results
+
+
+class PMF(NamedTuple):
+    """A probability mass function on the rational support ``numerators / denominator``.
+
+    Attributes:
+        values: float64 support points (``numerators / denominator``), increasing.
+        probs: float64 probabilities.
+        numerators: int64 numerators (FP − FN for B; d_i n_j/g − d_j n_i/g for OFI).
+        denominator: the common denominator (n for B; lcm(n_i, n_j) for OFI), a Python int.
+        counts: exact numbers of matrices (tuple of Python ints) under the uniform null, else None.
+        total: the number of matrices the counts add to (N(n) or N(n_i) N(n_j)), else None.
+    """
+
+    values: np.ndarray
+    probs: np.ndarray
+    numerators: np.ndarray
+    denominator: int
+    counts: tuple[int, ...] | None
+    total: int | None
+
+    def exact_values(self) -> list[Fraction]:
+        """The support as Fractions."""
+        return [Fraction(int(a), self.denominator) for a in self.numerators]
+
+    def exact_probs(self) -> list[Fraction]:
+        """The probabilities as Fractions (uniform null only)."""
+        if self.counts is None:
+            raise ValueError("exact_probs: only the uniform null has exact (counting) probabilities.")
+        return [Fraction(c, self.total) for c in self.counts]
+
+
+class Moments(NamedTuple):
+    """Mean and variance; Fractions when the inputs are exact."""
+
+    mean: Fraction | float
+    var: Fraction | float
+
+
+def num_confusion_matrices(n: int) -> int:
+    r"""|M(n)|, the number of confusion matrices with n samples (Corollary B.2).
+
+    .. math:: \mathcal N(n) = \binom{n+3}{3} = \frac{(n+1)(n+2)(n+3)}{6}
+
+    Example:
+        >>> from ofijax.distributions import num_confusion_matrices
+        >>> [num_confusion_matrices(n) for n in (1, 2, 10, 100, 1000)]
+        [4, 10, 286, 176851, 167668501]
+    """
+    return _C.num_cms(_check_n(n))
+
+
+def cell_value_count(x: int, n: int) -> int:
+    r"""C(x; n): the number of matrices of M(n) in which a given cell equals x (Theorem B.1).
+
+    .. math:: C(x; n) = \binom{n - x + 2}{2} = \tfrac12 (n - x + 1)(n - x + 2),\quad 0 ≤ x ≤ n
+
+    Example:
+        >>> from ofijax.distributions import cell_value_count
+        >>> [cell_value_count(x, 2) for x in (2, 1, 0)]
+        [1, 3, 6]
+    """
+    n = _check_n(n)
+    if isinstance(x, bool) or not isinstance(x, Integral) or not 0 <= int(x) <= n:
+        raise ValueError(f"x: must be an integer cell value in [0, n] = [0, {n}]; got {x!r}.")
+    return _C.cell_count(int(x), n)
+
+
+def marginal_benefit_count(d: int, n: int) -> int:
+    r"""Number of matrices of M(n) with FP − FN = d, i.e. with B = d / n.
+
+    .. math:: \#\{FP - FN = d\} = \sum_{j=0}^{\lfloor r/2 \rfloor} (r - 2j + 1)
+              = \left\lfloor \frac{(r + 2)^2}{4} \right\rfloor,\quad r = n - |d|
+
+    (FN = j, FP = j + |d| or mirrored, and TP + TN = r − 2j has r − 2j + 1 splits.)
+
+    Example:
+        >>> from ofijax.distributions import marginal_benefit_count
+        >>> [marginal_benefit_count(d, 2) for d in (-2, -1, 0, 1, 2)]
+        [1, 2, 4, 2, 1]
+    """
+    n = _check_n(n)
+    if isinstance(d, bool) or not isinstance(d, Integral):
+        raise ValueError(f"d: must be an integer FP − FN; got {d!r}.")
+    return _C.diff_count(int(d), n)
+
+
+def enumerate_confusion_matrices(n: int) -> np.ndarray:
+    """All of M(n), int64 (N(n), 4) in TP, FN, FP, TN layout, in rank order.
+
+    Rank order: TP descending, then FP descending, then FN ascending (see
+    :func:`rank_confusion_matrix`). Refused above 5e7 matrices (n ≈ 665).
+
+    Example:
+        >>> from ofijax.distributions import enumerate_confusion_matrices
+        >>> enumerate_confusion_matrices(1).tolist()
+        [[1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 1, 0, 0]]
+    """
+    n = _check_n(n)
+    if _C.num_cms(n) > _MAX_ENUM:
+        raise ValueError(
+            f"n: M({n}) has {_C.num_cms(n):,} matrices, too many to materialise; use "
+            "reduce_all(n, fn) to stream over them."
+        )
+    return _C.enumerate_cms(n)
+
+
+def rank_confusion_matrix(cm: Any) -> np.ndarray:
+    r"""Rank of each matrix of a (..., 4) integer stack within M(n), n = its total (int64).
+
+    .. math:: \operatorname{rank} = \mathcal N(m - 1) + T(k - 1) + FN,\quad m = n - TP,\;
+              k = m - FP + 1,\; T(k) = k (k + 1) / 2
+
+    Example:
+        >>> from ofijax.distributions import rank_confusion_matrix
+        >>> rank_confusion_matrix([[1, 0, 0, 0], [0, 1, 0, 0]]).tolist()
+        [0, 3]
+    """
+    arr = _v.check_counts(cm, "cm")
+    if arr.ndim < 1 or arr.shape[-1] != 4:
+        raise ValueError(f"cm: last axis must have length 4 (TP, FN, FP, TN); got {arr.shape}.")
+    return _C.rank_cms(arr.astype(np.int64))
+
+
+def unrank_confusion_matrix(rank: Any, n: int) -> jax.Array:
+    """Inverse of :func:`rank_confusion_matrix` in JAX: int32 (..., 4) from ranks in [0, N(n)).
+
+    Closed form (cube root, square root, integer corrections); needs N(n) < 2^32 (n ≤ 2949).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from ofijax.distributions import unrank_confusion_matrix
+        >>> unrank_confusion_matrix(jnp.arange(4), 1).tolist()
+        [[1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 1, 0, 0]]
+    """
+    n = _check_n(n)
+    if n > _S.UNRANK_MAX_N:
+        raise ValueError(f"n: unranking needs N(n) < 2^32, i.e. n ≤ {_S.UNRANK_MAX_N}; got {n}.")
+    if not _v.is_tracer(rank):
+        r = _v.check_counts(rank, "rank")
+        if r.size and r.max() >= _C.num_cms(n):
+            raise ValueError(f"rank: must lie in [0, N(n)) = [0, {_C.num_cms(n)}).")
+        rank = jnp.asarray(r.astype(np.uint32))
+    return _S.unrank_cms_jit(rank, np.int32(n))
+
+
+def marginal_benefit_pmf(n: int, probs: Any = None) -> PMF:
+    r"""Exact PMF of B = (FP − FN) / n in O(n) (uniform null) or O(n²) (multinomial null).
+
+    * ``probs=None``: every matrix of M(n) equally likely;
+      P(B = d/n) = ⌊(n − |d| + 2)² / 4⌋ / N(n) (see :func:`marginal_benefit_count`).
+    * ``probs`` (4 probabilities, TP, FN, FP, TN): CM ~ Multinomial(n, probs), with the trinomial
+      sum P(FP − FN = d) = Σ_FN n! / (FP! FN! R!) p_FP^FP p_FN^FN (p_TP + p_TN)^R, FP = FN + d.
+
+    Example:
+        >>> from ofijax.distributions import marginal_benefit_pmf
+        >>> pmf = marginal_benefit_pmf(2)
+        >>> pmf.numerators.tolist(), pmf.counts, pmf.total
+        ([-2, -1, 0, 1, 2], (1, 2, 4, 2, 1), 10)
+    """
+    n = _check_n(n)
+    num = np.arange(-n, n + 1, dtype=np.int64)
+    if probs is None:
+        counts = _C.diff_counts(n)
+        total = _C.num_cms(n)
+        return PMF(num / n, counts / total, num, n, tuple(int(c) for c in counts), total)
+    p = _check_probs(probs)
+    pr = _C.trinomial_diff_pmf(n, p[2], p[1])
+    pr = pr / pr.sum()
+    return PMF(num / n, pr, num, n, None, None)
+
+
+def marginal_benefit_moments(n: int, probs: Any = None) -> Moments:
+    r"""Exact mean and variance of B.
+
+    * Uniform null: computed from the exact counts (Fractions); equal to mean 0 and
+      Var B = (n + 4) / (10 n) (Theorem D.2; Corollary D.4's (n + 4)/10 is a typo).
+    * Multinomial(n, p): mean p_FP − p_FN, Var B = [(p_FP + p_FN) − (p_FP − p_FN)²] / n
+      (Fractions when the probabilities are Fractions or ints, else floats).
+
+    Example:
+        >>> from fractions import Fraction
+        >>> from ofijax.distributions import marginal_benefit_moments
+        >>> marginal_benefit_moments(1)
+        Moments(mean=Fraction(0, 1), var=Fraction(1, 2))
+        >>> marginal_benefit_moments(4, [Fraction(1, 4)] * 4).var
+        Fraction(1, 8)
+    """
+    n = _check_n(n)
+    if probs is None:
+        total = _C.num_cms(n)
+        s1 = 0
+        s2 = 0
+        for d in range(-n, n + 1):
+            c = _C.diff_count(d, n)
+            s1 += d * c
+            s2 += d * d * c
+        mean = Fraction(s1, n * total)
+        return Moments(mean, Fraction(s2, n * n * total) - mean * mean)
+    _check_probs(probs)  # validates
+    raw = list(probs)
+    pfp, pfn = _C.fraction_or_float(raw[2]), _C.fraction_or_float(raw[1])
+    mean = pfp - pfn
+    return Moments(mean, ((pfp + pfn) - mean * mean) / n)
+
+
+def _pair_grid_pmf(pi: PMF, pj: PMF, exact: bool) -> PMF:
+    """PMF of X − Y for independent X ~ pi, Y ~ pj on rational lattices."""
+    ni, nj = pi.denominator, pj.denominator
+    L = math.lcm(ni, nj)
+    a, b = L // ni, L // nj
+    if pi.numerators.size * pj.numerators.size > _MAX_PAIRS and ni != nj:
+        raise ValueError(
+            f"n_i: the exact OFI distribution for n_i={ni}, n_j={nj} has up to "
+            f"{pi.numerators.size * pj.numerators.size:,} support points; use "
+            "ofi_threshold(..., method='monte_carlo') instead."
+        )
+    off = 2 * L  # lattice −2L..2L → 0..4L
+    if ni == nj:  # common lattice: a plain convolution
+        if exact:
+            small = pi.total * pj.total < 2**62
+            dt = np.int64 if small else object
+            cnt = np.convolve(np.asarray(pi.counts, dtype=dt), np.asarray(pj.counts[::-1], dtype=dt))
+            num = np.arange(-2 * ni, 2 * ni + 1, dtype=np.int64)
+            counts = [int(c) for c in cnt]
+            total = pi.total * pj.total
+            return PMF(num / ni, np.array([c / total for c in counts]), num, ni, tuple(counts), total)
+        pr = np.convolve(pi.probs, pj.probs[::-1])
+        num = np.arange(-2 * ni, 2 * ni + 1, dtype=np.int64)
+        return PMF(num / ni, pr, num, ni, None, None)
+    width = 4 * L + 1
+    dj = pj.numerators * b
+    rows = max(1, (1 << 22) // dj.size)
+    use_int = exact and pi.total * pj.total < 2**62
+    acc = np.zeros(width, dtype=np.int64 if use_int else np.float64)
+    ci = np.asarray(pi.counts, dtype=np.int64) if use_int else None
+    cj = np.asarray(pj.counts, dtype=np.int64) if use_int else None
+    for s in range(0, pi.numerators.size, rows):
+        di = pi.numerators[s : s + rows, None] * a
+        idx = (di - dj[None, :] + off).ravel()
+        if use_int:
+            np.add.at(acc, idx, (ci[s : s + rows, None] * cj[None, :]).ravel())
+        else:
+            acc += np.bincount(
+                idx, weights=(pi.probs[s : s + rows, None] * pj.probs[None, :]).ravel(),
+                minlength=width,
+            )
+    nz = np.flatnonzero(acc)
+    num = nz.astype(np.int64) - off
+    if use_int:
+        total = pi.total * pj.total
+        counts = tuple(int(c) for c in acc[nz])
+        return PMF(num / L, acc[nz] / total, num, L, counts, total)
+    return PMF(num / L, acc[nz], num, L, None, None)
+
+
+def ofi_pmf(n_i: int, n_j: int, *, null: Any = "uniform") -> PMF:
+    r"""Exact PMF of OFI = B_i − B_j for independent groups of sizes n_i and n_j.
+
+    The convolution of the two B PMFs on the common lattice 1 / lcm(n_i, n_j). ``null`` is
+    ``"uniform"`` (each group uniform on its M(n); exact integer counts out of N(n_i) N(n_j)) or a
+    reference CM (4 counts) giving p = cm / Σ cm for both groups' Multinomial(n, p).
+
+    Example:
+        >>> from ofijax.distributions import ofi_pmf
+        >>> pmf = ofi_pmf(1, 1)
+        >>> pmf.numerators.tolist(), pmf.counts
+        ([-2, -1, 0, 1, 2], (1, 4, 6, 4, 1))
+    """
+    n_i, n_j = _check_n(n_i, "n_i"), _check_n(n_j, "n_j")
+    p = _null_probs(null)
+    pi = marginal_benefit_pmf(n_i, p)
+    pj = marginal_benefit_pmf(n_j, p)
+    return _pair_grid_pmf(pi, pj, exact=p is None)
+
+
+def ofi_moments(n_i: int, n_j: int, *, null: Any = "uniform") -> Moments:
+    """Exact mean and variance of OFI for independent groups: Var = Var B_i + Var B_j.
+
+    Example:
+        >>> from ofijax.distributions import ofi_moments
+        >>> ofi_moments(10, 10).var  # 2 × 7/50
+        Fraction(7, 25)
+    """
+    n_i, n_j = _check_n(n_i, "n_i"), _check_n(n_j, "n_j")
+    if isinstance(null, str):
+        _null_probs(null)
+        mi, mj = marginal_benefit_moments(n_i), marginal_benefit_moments(n_j)
+    else:
+        _null_probs(null)  # validates
+        vals = np.asarray(null, dtype=object).tolist() if isinstance(null, np.ndarray) else list(null)
+        if all(isinstance(v, (Integral, Fraction)) and not isinstance(v, bool) for v in vals):
+            total = sum(Fraction(v) for v in vals)
+            probs = [Fraction(v) / total for v in vals]
+        else:
+            total = float(sum(float(v) for v in vals))
+            probs = [float(v) / total for v in vals]
+        mi = marginal_benefit_moments(n_i, probs)
+        mj = marginal_benefit_moments(n_j, probs)
+    return Moments(mi.mean - mj.mean, mi.var + mj.var)
+
+
+# ------------------------------------------------------------------------------------ samplers
+
+
+def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Array:
+    """Exactly uniform draws from M(n): int32 (*shape, 4), TP, FN, FP, TN.
+
+    One random 32-bit word per matrix: an integer r uniform on [0, N(n)) (rejection of the top
+    2^32 mod N(n) words, refilled until none is left, so exactly uniform), unranked in closed form
+    (TP from the cumulative C(x; n) by a cube root, FP from triangular numbers by a square root,
+    then FN) — see :func:`unrank_confusion_matrix`. For n ≥ 2950 (N(n) ≥ 2^32) it uses stars and
+    bars instead: three distinct sorted positions among n + 3, exact by rejection.
+
+    This is NOT Multinomial(n, ¼, ¼, ¼, ¼), which concentrates near n/4 per cell.
+
+    Example:
+        >>> import jax
+        >>> from ofijax.distributions import sample_uniform
+        >>> cms = sample_uniform(jax.random.key(0), 10, (3,))
+        >>> cms.shape, cms.dtype, cms.sum(-1).tolist()
+        ((3, 4), dtype('int32'), [10, 10, 10])
+    """
+    n = _check_n(n)
+    return _S.uniform_cms(key, n, _check_shape(shape))
+
+
+def _binomial_chain(key, n, p, shape):
+    """Sequential binomials for large n (p: (..., 4) float32)."""
+    k0, k1, k2 = jax.random.split(key, 3)
+    rest1 = p[..., 1] + p[..., 2] + p[..., 3]
+    q1 = jnp.where(rest1 > 0, p[..., 1] / jnp.where(rest1 > 0, rest1, 1), 0.0)
+    rest2 = p[..., 2] + p[..., 3]
+    q2 = jnp.where(rest2 > 0, p[..., 2] / jnp.where(rest2 > 0, rest2, 1), 0.0)
+    tp = jax.random.binomial(k0, jnp.float32(n), jnp.broadcast_to(p[..., 0], shape), shape)
+    m1 = n - tp
+    fn = jax.random.binomial(k1, m1, jnp.broadcast_to(q1, shape), shape)
+    m2 = m1 - fn
+    fp = jax.random.binomial(k2, m2, jnp.broadcast_to(q2, shape), shape)
+    out = jnp.stack([tp, fn, fp, m2 - fp], axis=-1)
+    return jnp.round(out).astype(jnp.int32)
+
+
+def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] = ()) -> jax.Array:
+    """CM ~ Multinomial(n, probs), int32 (*shape, 4); ``probs`` in TP, FN, FP, TN order.
+
+    Drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
+    FP | TP, FN ~ Bin(rest, p_FP / (p_FP + p_TN)), each by inverse CDF on a float64-built table
+    (three uniforms per matrix, probabilities resolved to 2^-24) for n ≤ 2048; above that by
+    ``jax.random.binomial``.
+
+    Example:
+        >>> import jax
+        >>> from ofijax.distributions import sample_multinomial
+        >>> cms = sample_multinomial(jax.random.key(0), 50, [0.1, 0.2, 0.3, 0.4], (2, 3))
+        >>> cms.shape, bool((cms.sum(-1) == 50).all())
+        ((2, 3, 4), True)
+    """
+    n = _check_n(n)
+    p = _check_probs(probs)
+    shape = _check_shape(shape)
+    if n > _S.TABLE_MAX_N:
+        return _binomial_chain(key, n, jnp.asarray(p, jnp.float32), shape)
+    t = _tables(n, "multinomial", p)
+    return _S.table_sample(key, n, *t, shape)
+
+
+def sample_dirichlet_multinomial(
+    key: jax.Array, n: int, alpha: Any, shape: Sequence[int] = ()
+) -> jax.Array:
+    """CM ~ Dirichlet-multinomial(n, alpha), int32 (*shape, 4).
+
+    p ~ Dirichlet(alpha), CM | p ~ Multinomial(n, p), drawn without p as conditional
+    beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
+    FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048, else Dirichlet then
+    binomials). alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
+
+    Example:
+        >>> import jax
+        >>> from ofijax.distributions import sample_dirichlet_multinomial
+        >>> sample_dirichlet_multinomial(jax.random.key(1), 7, [1, 1, 1, 1], (4,)).sum(-1).tolist()
+        [7, 7, 7, 7]
+    """
+    n = _check_n(n)
+    a = _check_alpha(alpha)
+    shape = _check_shape(shape)
+    if n > _S.TABLE_MAX_N:
+        k0, k1 = jax.random.split(key)
+        p = jax.random.dirichlet(k0, jnp.asarray(a, jnp.float32), shape)
+        return _binomial_chain(k1, n, p, shape)
+    t = _tables(n, "dirichlet", a)
+    return _S.table_sample(key, n, *t, shape)
+
+
+def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax.Array:
+    """Confusion matrices of n rows drawn without replacement from a real group with counts ``cm``.
+
+    Multivariate hypergeometric, drawn as TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN,
+    n − TP), FP | … ~ HG(cm_FP + cm_TN, cm_FP, rest), M = Σ cm, by inverse CDF tables
+    (n ≤ 2048). int32 (*shape, 4).
+
+    Example:
+        >>> import jax
+        >>> from ofijax.distributions import subsample
+        >>> subsample(jax.random.key(0), [5, 0, 0, 5], 10, (2,)).tolist()
+        [[5, 0, 0, 5], [5, 0, 0, 5]]
+    """
+    c = _check_cm(cm)
+    n = _check_n(n)
+    if n > sum(c):
+        raise ValueError(
+            f"n: cannot draw {n} rows without replacement from a group of {sum(c)} rows; "
+            "use n ≤ the group size (or sample_multinomial for draws with replacement)."
+        )
+    if n > _S.TABLE_MAX_N:
+        raise ValueError(
+            f"n: subsample supports up to {_S.TABLE_MAX_N} draws; got {n}. For larger samples "
+            "the multinomial approximation sample_multinomial(key, n, cm / sum(cm)) is accurate."
+        )
+    shape = _check_shape(shape)
+    t = _tables(n, "hypergeom", c)
+    return _S.table_sample(key, n, *t, shape)
+
+
+_TABLE_CACHE: dict = {}
+
+
+def _tables(n: int, kind: str, params: tuple) -> tuple[jax.Array, ...]:
+    k = (n, kind, params)
+    hit = _TABLE_CACHE.get(k)
+    if hit is None:
+        if len(_TABLE_CACHE) > 16:
+            _TABLE_CACHE.clear()
+        hit = tuple(np.asarray(t) for t in _S.conditional_tables(n, kind, params))
+        _TABLE_CACHE[k] = hit
+    return hit
+
+
+# Hashable sampler objects, so that jitted Monte Carlo blocks are cached across calls.
+
+
+@dataclass(frozen=True)
+class _Sampler:
+    kind: str
+    n: int
+    params: tuple = ()
+
+    def __call__(self, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+        if self.kind == "uniform":
+            return sample_uniform(key, self.n, shape)
+        if self.kind == "multinomial":
+            return sample_multinomial(key, self.n, self.params, shape)
+        if self.kind == "dirichlet":
+            return sample_dirichlet_multinomial(key, self.n, self.params, shape)
+        return subsample(key, self.params, self.n, shape)
+
+
+@dataclass(frozen=True)
+class _PairSampler:
+    first: Callable
+    second: Callable
+
+    def __call__(self, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+        k0, k1 = jax.random.split(key)
+        return jnp.stack([self.first(k0, shape), self.second(k1, shape)], axis=-2)
+
+
+@dataclass(frozen=True)
+class _PairStatistic:
+    metric: Callable
+
+    def __call__(self, cms: jax.Array) -> jax.Array:
+        return self.metric(cms[..., 0, :], cms[..., 1, :])
+
+
+def uniform_sampler(n: int) -> Callable:
+    """``sampler(key, shape)`` drawing uniformly from M(n) (for :func:`monte_carlo`)."""
+    return _Sampler("uniform", _check_n(n))
+
+
+def multinomial_sampler(n: int, probs: Any) -> Callable:
+    """``sampler(key, shape)`` drawing Multinomial(n, probs) matrices."""
+    return _Sampler("multinomial", _check_n(n), _check_probs(probs))
+
+
+def dirichlet_multinomial_sampler(n: int, alpha: Any) -> Callable:
+    """``sampler(key, shape)`` drawing Dirichlet-multinomial(n, alpha) matrices."""
+    return _Sampler("dirichlet", _check_n(n), _check_alpha(alpha))
+
+
+def subsample_sampler(cm: Any, n: int) -> Callable:
+    """``sampler(key, shape)`` drawing n rows without replacement from a group with counts ``cm``."""
+    c = _check_cm(cm)
+    n = _check_n(n)
+    if n > sum(c):
+        raise ValueError(f"n: cannot draw {n} rows without replacement from {sum(c)} rows.")
+    return _Sampler("hypergeom", n, c)
+
+
+def pair_sampler(sampler_i: Callable, sampler_j: Callable) -> Callable:
+    """``sampler(key, shape) -> (*shape, 2, 4)``: two independent groups (i first).
+
+    Use with :func:`pair_statistic` for two-group metrics such as OFI.
+    """
+    return _PairSampler(sampler_i, sampler_j)
+
+
+def pair_statistic(metric: Callable = _ofi) -> Callable:
+    """Turn ``metric(cm_i, cm_j)`` (default :func:`ofijax.ofi`) into a statistic of (..., 2, 4)."""
+    return _PairStatistic(metric)
+
+
+# --------------------------------------------------------------------- streaming / Monte Carlo
+
+
+@dataclass(frozen=True)
+class _SampleGen:
+    sampler: Callable
+    chunk: int
+
+    def __call__(self, key, cid):
+        return self.sampler(jax.random.fold_in(key, cid), (self.chunk,))
+
+
+@dataclass(frozen=True)
+class _RankGen:
+    n: int
+    chunk: int
+
+    def __call__(self, key, cid):
+        del key
+        base = cid.astype(jnp.uint32) * jnp.uint32(self.chunk)
+        return _S.unrank_cms(base + jnp.arange(self.chunk, dtype=jnp.uint32), self.n)
+
+
+def _check_hist(bins: Any, range: Any, chunk_size: Any) -> tuple[int, tuple[float, float], int]:
+    if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 1:
+        raise ValueError(f"bins: must be a positive integer; got {bins!r}.")
+    try:
+        lo, hi = (float(range[0]), float(range[1]))
+    except (TypeError, IndexError, ValueError) as exc:
+        raise ValueError(f"range: must be a pair (low, high); got {range!r}.") from exc
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"range: must be finite with low < high; got {range!r}.")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size: must be a positive integer; got {chunk_size!r}.")
+    return int(bins), (lo, hi), int(chunk_size)
+
+
+def reduce_all(
+    n: int,
+    fn: Callable[[jax.Array], jax.Array],
+    *,
+    bins: int = 100,
+    range: tuple[float, float] = (-1.0, 1.0),
+    chunk_size: int = 1 << 16,
+    quantiles: Sequence[float] | None = None,
+) -> Summary:
+    """Summarise ``fn`` over every matrix of M(n), streaming, in fixed memory.
+
+    Ranks 0 … N(n) − 1 are cut into chunks of ``chunk_size``; each chunk is unranked in closed
+    form (int32 (chunk, 4)), passed to ``fn`` (any metric of a CM stack, e.g.
+    ``ofijax.marginal_benefit``) and summarised; chunks are merged exactly on the host (see
+    :class:`Summary`). NaN values are counted in ``undefined`` and excluded elsewhere. Chunks are
+    spread over all devices when several exist. Needs n ≤ 2949.
+
+    Example:
+        >>> import ofijax
+        >>> from ofijax.distributions import reduce_all
+        >>> s = reduce_all(10, ofijax.marginal_benefit, bins=4)
+        >>> s.count, abs(s.mean) < 1e-6, round(s.var, 6), s.hist.tolist()
+        (286, True, 0.14, [22, 103, 127, 34])
+    """
+    n = _check_n(n)
+    bins, rng, chunk_size = _check_hist(bins, range, chunk_size)
+    if n > _S.UNRANK_MAX_N:
+        raise ValueError(f"n: reduce_all supports n ≤ {_S.UNRANK_MAX_N} (N(n) < 2^32); got {n}.")
+    total = _C.num_cms(n)
+    chunk_size = min(chunk_size, 1 << max(6, (total - 1).bit_length()))
+    return _MC.stream(
+        jax.random.key(0), _RankGen(n, chunk_size), fn, total,
+        chunk_size=chunk_size, bins=bins, range=rng, quantiles=quantiles,
+        desc=f"reduce_all(n={n})",
+    )
+
+
+def monte_carlo(
+    key: jax.Array,
+    statistic: Callable[[jax.Array], jax.Array],
+    sampler: Callable[[jax.Array, tuple[int, ...]], jax.Array],
+    num_samples: int,
+    *,
+    chunk_size: int = 1 << 16,
+    bins: int = 100,
+    range: tuple[float, float] = (-1.0, 1.0),
+    quantiles: Sequence[float] | None = None,
+) -> Summary:
+    """Monte Carlo summary of ``statistic(sampler(key_c, (chunk_size,)))`` in fixed memory.
+
+    Chunk c uses ``key_c = fold_in(key, c)``, so the result for a fixed key depends on
+    ``chunk_size`` but not on the number of devices or on how chunks are grouped. Chunks are
+    evaluated in blocks of about 2^24 samples: one jitted call per block runs a ``lax.map`` over
+    the block's chunks (sharded with ``jax.shard_map`` over a 1-D mesh of all devices when there
+    are several) and returns one small summary per chunk; the host merges them with exact integer
+    counts and float64 Chan–Welford moments. Memory is O(chunk_size + bins) for any
+    ``num_samples`` (1e10 works; it is a loop). A progress bar (tqdm if importable, else a stderr
+    line) appears when a run exceeds ~2 s, unless the environment sets ``OFIJAX_PROGRESS=0``.
+
+    Multi-host: call ``jax.distributed.initialize()`` in every process first; ``jax.devices()``
+    then lists all hosts' devices and each block's chunks are spread over all of them; every
+    process runs the same call with the same key and gets the same Summary.
+
+    Args:
+        key: a JAX PRNG key.
+        statistic: maps an int32 CM stack (chunk, ..., 4) to values with the chunk as leading axis
+            (any core metric, e.g. ``ofijax.marginal_benefit``; :func:`pair_statistic` for two
+            groups). NaN values count as undefined.
+        sampler: ``sampler(key, shape) -> (*shape, ..., 4)``, e.g. :func:`uniform_sampler`.
+        num_samples: number of draws, ≥ 1.
+        chunk_size: draws per chunk (memory bound).
+        bins, range: histogram over [range[0], range[1]] (use (-2, 2) for OFI).
+        quantiles: levels read off the histogram.
+
+    Returns:
+        A :class:`Summary`; merge several with :func:`merge_summaries`.
+
+    Example:
+        >>> import jax, ofijax
+        >>> from ofijax.distributions import monte_carlo, uniform_sampler
+        >>> s = monte_carlo(jax.random.key(0), ofijax.marginal_benefit, uniform_sampler(10), 4096,
+        ...                 chunk_size=1024)
+        >>> s.count, abs(s.mean) < 0.05, abs(s.var - 0.14) < 0.02
+        (4096, True, True)
+    """
+    num = _check_num_samples(num_samples)
+    bins, rng, chunk_size = _check_hist(bins, range, chunk_size)
+    if not callable(statistic):
+        raise ValueError("statistic: must be a callable mapping a CM stack to values.")
+    if not callable(sampler):
+        raise ValueError("sampler: must be a callable sampler(key, shape), e.g. uniform_sampler(n).")
+    chunk_size = min(chunk_size, 1 << max(6, (num - 1).bit_length()))
+    return _MC.stream(
+        key, _SampleGen(sampler, chunk_size), statistic, num,
+        chunk_size=chunk_size, bins=bins, range=rng, quantiles=quantiles, desc="monte_carlo",
+    )
+
+
+# ----------------------------------------------------------------------- thresholds, p-values
+
+
+class Threshold(NamedTuple):
+    """A two-sided OFI threshold under an explicit null.
+
+    Attributes:
+        threshold: t with P(|OFI| ≤ t) ≥ level under the null (smallest such support point for
+            ``method="exact"``; histogram quantile for ``"monte_carlo"``).
+        level: the two-sided level.
+        sigma_ofi: σ of OFI under the null (√(Var B_i + Var B_j)).
+        sigma_b_i: σ of B for group i alone (what the paper's 0.3 approximates, n → ∞).
+        sigma_b_j: σ of B for group j alone.
+        paper_threshold: the paper's fixed 0.3, for comparison.
+        method: "exact" or "monte_carlo".
+        null: "uniform" or the multinomial probabilities used.
+    """
+
+    threshold: float
+    level: float
+    sigma_ofi: float
+    sigma_b_i: float
+    sigma_b_j: float
+    paper_threshold: float
+    method: str
+    null: Any
+
+
+def _check_level(level: Any) -> float:
+    try:
+        lv = float(level)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"level: must be a number in (0, 1); got {level!r}.") from exc
+    if not 0.0 < lv < 1.0:
+        raise ValueError(f"level: must lie strictly between 0 and 1 (e.g. 0.95); got {level!r}.")
+    return lv
+
+
+def ofi_threshold(
+    n_i: int,
+    n_j: int,
+    *,
+    null: Any = "uniform",
+    level: float = 0.95,
+    method: str = "exact",
+    key: jax.Array | None = None,
+    num_samples: int = 1_000_000,
+) -> Threshold:
+    r"""Two-sided threshold for |OFI| at ``level`` under an explicit null, next to the paper's 0.3.
+
+    The paper flags |OFI| > 0.3 and motivates 0.3 as "the standard deviation". That number is
+    σ of B **for one group** under the uniform null, σ(B; n) = √((n + 4)/(10 n)) → 1/√10 ≈ 0.316
+    (Theorem D.2). OFI = B_i − B_j is a difference of two independent B's, so under the same null
+    σ(OFI) = √(σ²(B; n_i) + σ²(B; n_j)) → √(2/10) ≈ 0.447: ±0.3 is not a 1σ band for OFI, and
+    about half of all pairs of uniformly random classifiers exceed it. This function returns the
+    level-quantile of |OFI| under the null instead, with both σ's for reference. Under a
+    multinomial null (a reference CM, e.g. the pooled data) B concentrates (σ ∝ 1/√n), so the
+    threshold shrinks with group size, as the paper suggests for better-than-uniform classifiers.
+
+    Args:
+        n_i, n_j: group sizes.
+        null: ``"uniform"`` or a reference CM (4 counts, TP, FN, FP, TN) → Multinomial(n, cm/Σcm).
+        level: two-sided level, e.g. 0.95 → P(|OFI| ≤ threshold) ≥ 0.95.
+        method: ``"exact"`` (convolution PMF) or ``"monte_carlo"`` (needs ``key``).
+        key: PRNG key for ``method="monte_carlo"``.
+        num_samples: Monte Carlo draws.
+
+    Example:
+        >>> from ofijax.distributions import ofi_threshold
+        >>> t = ofi_threshold(20, 20)
+        >>> round(t.threshold, 4), round(t.sigma_ofi, 4), round(t.sigma_b_i, 4), t.paper_threshold
+        (0.95, 0.4899, 0.3464, 0.3)
+    """
+    n_i, n_j = _check_n(n_i, "n_i"), _check_n(n_j, "n_j")
+    lv = _check_level(level)
+    _v.check_choice(method, "method", ("exact", "monte_carlo"))
+    p = _null_probs(null)
+    mi = marginal_benefit_moments(n_i, p)
+    mj = marginal_benefit_moments(n_j, p)
+    s_i, s_j = math.sqrt(float(mi.var)), math.sqrt(float(mj.var))
+    s_ofi = math.sqrt(float(mi.var) + float(mj.var))
+    label = "uniform" if p is None else p
+    if method == "exact":
+        pmf = ofi_pmf(n_i, n_j, null=null)
+        absnum = np.abs(pmf.numerators)
+        order = np.argsort(absnum, kind="stable")
+        uniq, first = np.unique(absnum[order], return_index=True)
+        mass = np.add.reduceat(pmf.probs[order], first)
+        cdf = np.cumsum(mass)
+        j = int(np.searchsorted(cdf, lv - 1e-12, side="left"))
+        t = float(uniq[min(j, uniq.size - 1)] / pmf.denominator)
+        return Threshold(t, lv, s_ofi, s_i, s_j, PAPER_THRESHOLD, method, label)
+    if key is None:
+        raise ValueError("key: method='monte_carlo' needs a PRNG key, e.g. jax.random.key(0).")
+    num = _check_num_samples(num_samples)
+    if p is None:
+        si, sj = uniform_sampler(n_i), uniform_sampler(n_j)
+    else:
+        si, sj = multinomial_sampler(n_i, p), multinomial_sampler(n_j, p)
+    summ = monte_carlo(
+        key, _AbsOfi(), pair_sampler(si, sj), num, bins=8000, range=(0.0, 2.0), quantiles=(lv,)
+    )
+    return Threshold(float(summ.quantiles[0]), lv, s_ofi, s_i, s_j, PAPER_THRESHOLD, method, label)
+
+
+@dataclass(frozen=True)
+class _AbsOfi:
+    def __call__(self, cms):
+        return jnp.abs(_ofi(cms[..., 0, :], cms[..., 1, :]))
+
+
+def ofi_pvalue(ofi_observed: Any, n_i: int, n_j: int, *, null: Any = "uniform") -> Any:
+    """Exact two-sided p-value P(|OFI| ≥ |observed|) under the null (convolution PMF).
+
+    ``null`` is ``"uniform"`` (both groups uniform on M(n)) or a reference CM giving
+    Multinomial(n, cm / Σ cm) for both groups (exact trinomial PMF of FP − FN, ofi_notes §10).
+    Observed values are snapped to the lattice 1/lcm(n_i, n_j) (within 1e-6 of it) so that
+    floating-point OFIs computed from real counts hit their support point. Works elementwise on
+    arrays; returns a float for a scalar.
+
+    Example:
+        >>> from ofijax.distributions import ofi_pvalue
+        >>> ofi_pvalue(0.0, 1, 1), ofi_pvalue(2.0, 1, 1), round(ofi_pvalue(1.0, 1, 1), 4)
+        (1.0, 0.125, 0.625)
+    """
+    n_i, n_j = _check_n(n_i, "n_i"), _check_n(n_j, "n_j")
+    obs = _v.as_numpy(ofi_observed, "ofi_observed").astype(np.float64)
+    _v.check_finite(obs, "ofi_observed")
+    pmf = ofi_pmf(n_i, n_j, null=null)
+    L = pmf.denominator
+    absnum = np.abs(pmf.numerators)
+    order = np.argsort(absnum, kind="stable")
+    uniq, first = np.unique(absnum[order], return_index=True)
+    mass = np.add.reduceat(pmf.probs[order], first)
+    tail = np.cumsum(mass[::-1])[::-1]  # P(|num| ≥ uniq[k])
+    x = np.abs(obs) * L
+    snapped = np.where(np.abs(x - np.round(x)) < 1e-6 * max(1.0, L), np.round(x), x)
+    k = np.searchsorted(uniq, snapped - 1e-9, side="left")
+    out = np.where(k < uniq.size, tail[np.minimum(k, uniq.size - 1)], 0.0)
+    out = np.minimum(out, 1.0)
+    return float(out) if out.ndim == 0 else out
