@@ -16,8 +16,11 @@ Exactness: with ``M = |D_i n_j − D_j n_i|`` (an integer), the two-sided p-valu
 .. math:: p = \sum_{x} P(D_i = x)\,\big[P(D_j \le \lfloor (x n_j - M)/n_i \rfloor)
           + P(D_j \ge \lceil (x n_j + M)/n_i \rceil)\big],
 
-so ties are decided in integer arithmetic, never by a float tolerance. The PMFs are exact
-(float64) for n ≤ 10,000 (O(n²) sums) and computed by FFT above that (absolute error ~1e-13).
+so ties are decided in integer arithmetic, never by a float tolerance, in O(n_i + n_j) once the two
+PMFs are known. The PMFs come from :func:`ofijax.distributions.marginal_benefit_pmf` (exact,
+float64; O(n²) for the multinomial null) for n ≤ 10,000 and from an FFT above that (absolute
+error ~1e-13). :func:`ofijax.distributions.ofi_pvalue` computes the same p-value from the full OFI
+lattice, which is limited to moderate n.
 
 The bootstrap interval resamples rows within each group, which for unweighted data is exactly
 Multinomial(n_g, cm_g/n_g) per group; the percentile interval of the pairwise OFIs is returned.
@@ -26,7 +29,6 @@ Multinomial(n_g, cm_g/n_g) per group; the percentile interval of the pairwise OF
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, NamedTuple
 
 import jax
@@ -34,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ofijax import _validation as v
+from ofijax import distributions as _dist
 from ofijax._cm import FN, FP
 
 __all__ = [
@@ -90,48 +93,6 @@ class OFIBootstrap(NamedTuple):
 # --------------------------------------------------------------------------------------------
 
 
-def _log_factorials(n: int) -> np.ndarray:
-    out = np.zeros(n + 1)
-    if n:
-        out[1:] = np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))
-    return out
-
-
-def _xlogp(count: np.ndarray, p: float) -> np.ndarray:
-    if p <= 0.0:
-        return np.where(count == 0, 0.0, -np.inf)
-    return count * math.log(p)
-
-
-@functools.lru_cache(maxsize=64)
-def _uniform_pmf(n: int) -> np.ndarray:
-    r = n - np.abs(np.arange(-n, n + 1, dtype=np.int64))
-    counts = ((r + 2) * (r + 2)) // 4
-    return counts / math.comb(n + 3, 3)
-
-
-def _multinomial_pmf_exact(n: int, p_fp: float, p_fn: float) -> np.ndarray:
-    p_rest = max(1.0 - p_fp - p_fn, 0.0)
-    lf = _log_factorials(n)
-    out = np.zeros(2 * n + 1)
-    fp = np.arange(n + 1, dtype=np.int64)
-    rows = max(1, (1 << 21) // (n + 1))
-    for start in range(0, n + 1, rows):
-        fn = np.arange(start, min(n + 1, start + rows), dtype=np.int64)[:, None]
-        rest = n - fp[None, :] - fn
-        ok = rest >= 0
-        rr = np.where(ok, rest, 0)
-        logp = (
-            lf[n] - lf[fp][None, :] - lf[fn] - lf[rr]
-            + _xlogp(fp[None, :].astype(np.float64), p_fp)
-            + _xlogp(fn.astype(np.float64), p_fn)
-            + _xlogp(rr.astype(np.float64), p_rest)
-        )
-        w = np.where(ok, np.exp(logp), 0.0)
-        out += np.bincount((fp[None, :] - fn + n).ravel(), weights=w.ravel(), minlength=2 * n + 1)
-    return out
-
-
 def _multinomial_pmf_fft(n: int, p_fp: float, p_fn: float) -> np.ndarray:
     size = 2 * n + 1
     step = np.zeros(size)
@@ -163,12 +124,12 @@ def diff_pmf(n: int, probs: Any = None) -> np.ndarray:
     if n < 1:
         raise ValueError(f"n: group size must be ≥ 1, got {n}.")
     if probs is None:
-        return _uniform_pmf(n)
+        return _dist.marginal_benefit_pmf(n).probs
     p = v.check_probabilities(probs, "probs").reshape(-1)
     if p.shape != (4,) or abs(p.sum() - 1.0) > 1e-9:
         raise ValueError("probs: must be 4 probabilities (TP, FN, FP, TN) summing to 1.")
     if n <= _EXACT_LIMIT:
-        return _multinomial_pmf_exact(n, float(p[FP]), float(p[FN]))
+        return _dist.marginal_benefit_pmf(n, p).probs
     return _multinomial_pmf_fft(n, float(p[FP]), float(p[FN]))
 
 
