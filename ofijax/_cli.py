@@ -346,74 +346,89 @@ def write_markdown(af, report: dict, path: str, images: list[str], plot_note: st
 
 
 def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: float | None) -> str:
-    """Monte Carlo of B (and OFI for two sizes) under the null, next to the exact values."""
+    """Monte Carlo of B (and OFI for two sizes) under a null, next to the exact values.
+
+    Uses :mod:`ofijax.distributions` (samplers, streaming ``monte_carlo``, exact moments and
+    thresholds); ties in |OFI| ≥ t are decided in integers, |D_i n_j − D_j n_i| ≥ ⌈t n_i n_j⌉.
+    """
     import jax
+    import jax.numpy as jnp
     import numpy as np
 
     from ofijax import _significance as sig
+    from ofijax import distributions as D
+    from ofijax._cm import FN, FP
+    from ofijax._metrics import marginal_benefit
 
     probs = None
-    if null == "multinomial":
+    if null != "uniform":
         c = np.asarray(cm, dtype=float)
         probs = c / c.sum()
-    sizes = list(ns) if len(ns) == 2 else [ns[0], ns[0]]
-    key = jax.random.key(seed)
-    chunk = min(samples, 50_000)
-    d_i, d_j = [], []
-    done = 0
-    from ofijax._audit import _progress
 
-    bar = _progress(range(0, samples, chunk), "simulate")
-    for start in bar:
-        m = min(chunk, samples - start)
-        key, sub = jax.random.split(key)
-        a, b = sig._null_draws(
-            sub, np.array([sizes[0]]), np.array([sizes[1]]),
-            np.full((1, 4), 0.25) if probs is None else probs[None], num_samples=chunk,
-            uniform=probs is None,
-        )
-        d_i.append(np.rint(np.asarray(a)[:m, 0]).astype(np.int64))
-        d_j.append(np.rint(np.asarray(b)[:m, 0]).astype(np.int64))
-        done += m
-    d_i, d_j = np.concatenate(d_i), np.concatenate(d_j)
-    null_txt = "uniform over M(n)" if probs is None else f"Multinomial(n, p = {np.round(probs, 4).tolist()})"
-    lines = [f"ofijax simulate: {samples} draws per group, null = {null_txt}, seed {seed}", ""]
+    def sampler(n):
+        if null == "uniform":
+            return D.uniform_sampler(n)
+        if null == "multinomial":
+            return D.multinomial_sampler(n, probs)
+        return D.subsample_sampler([int(round(x)) for x in cm], n)
+
+    null_txt = {
+        "uniform": "uniform over M(n)",
+        "multinomial": f"Multinomial(n, p = {np.round(probs, 4).tolist() if probs is not None else None})",
+        "subsample": f"subsample n rows without replacement from the CM {cm} (hypergeometric)",
+    }[null]
+    keys = jax.random.split(jax.random.key(seed), 4)
+    qs = (0.025, 0.975)
+    lines = [f"ofijax simulate: {samples} draws, null = {null_txt}, seed {seed}", ""]
     lines.append(f"{'quantity':<22}{'MC mean':>10}{'MC sd':>10}{'exact mean':>12}{'exact sd':>10}"
                  f"{'q2.5%':>9}{'q97.5%':>9}")
 
-    def row(name, x, mean, sd):
-        q = np.quantile(x, [0.025, 0.975])
-        lines.append(f"{name:<22}{x.mean():>10.4f}{x.std(ddof=1):>10.4f}{mean:>12.4f}{sd:>10.4f}"
-                     f"{q[0]:>9.3f}{q[1]:>9.3f}")
+    def row(name, summ, mom):
+        em, es = ("n/a", "n/a") if mom is None else (f"{float(mom.mean):.4f}", f"{math.sqrt(float(mom.var)):.4f}")
+        lines.append(f"{name:<22}{summ.mean:>10.4f}{math.sqrt(summ.var):>10.4f}{em:>12}{es:>10}"
+                     f"{summ.quantiles[0]:>9.3f}{summ.quantiles[1]:>9.3f}")
 
-    def moments(n):
-        pmf = sig.diff_pmf(n, probs)
-        vals = np.arange(-n, n + 1) / n
-        mu = float(np.sum(pmf * vals))
-        return pmf, mu, float(np.sqrt(np.sum(pmf * (vals - mu) ** 2)))
+    def exact_moments(n):
+        return None if null == "subsample" else D.marginal_benefit_moments(n, probs)
 
-    pm_i, mu_i, sd_i = moments(sizes[0])
-    row(f"B, n = {sizes[0]}", d_i / sizes[0], mu_i, sd_i)
+    for idx, n in enumerate(ns):
+        summ = D.monte_carlo(keys[idx], marginal_benefit, sampler(n), samples, bins=400, quantiles=qs)
+        row(f"B, n = {n}", summ, exact_moments(n))
     if len(ns) == 2:
-        pm_j, mu_j, sd_j = moments(sizes[1])
-        row(f"B, n = {sizes[1]}", d_j / sizes[1], mu_j, sd_j)
-        o = d_i / sizes[0] - d_j / sizes[1]
-        row(f"OFI, n = {sizes[0]}, {sizes[1]}", o, mu_i - mu_j, float(np.hypot(sd_i, sd_j)))
-        stat = np.abs(d_i * sizes[1] - d_j * sizes[0])  # = |OFI| n_i n_j, exact integers
-        m_thr = math.ceil(Fraction(3, 10) * sizes[0] * sizes[1])
-        exact_thr = sig._pvalue_from_pmfs(pm_i, pm_j, sizes[0], sizes[1], m_thr)
-        lines.append("")
-        lines.append(f"P(|OFI| >= 0.3): Monte Carlo {np.mean(stat >= m_thr):.4f}, exact {exact_thr:.4f}"
-                     "  (the paper's threshold is about one sd of B for ONE group)")
+        ni, nj = ns
+        pair = D.pair_sampler(sampler(ni), sampler(nj))
+        summ = D.monte_carlo(keys[2], D.pair_statistic(), pair, samples, bins=800, range=(-2.0, 2.0),
+                             quantiles=qs)
+        mi, mj = exact_moments(ni), exact_moments(nj)
+        row(f"OFI, n = {ni}, {nj}", summ, None if mi is None else D.Moments(mi.mean - mj.mean, mi.var + mj.var))
+
+        checks = [("P(|OFI| >= 0.3)", math.ceil(Fraction(3, 10) * ni * nj))]
         if observed is not None:
-            m_obs = int(round(abs(observed) * sizes[0] * sizes[1]))  # nearest attainable |OFI|
-            p_mc = (1 + np.sum(stat >= m_obs)) / (1 + samples)
-            p_ex = sig._pvalue_from_pmfs(pm_i, pm_j, sizes[0], sizes[1], m_obs)
-            lines.append(f"observed OFI {observed:+.4f}: two-sided p Monte Carlo {p_mc:.4f}, exact {p_ex:.4f}")
-    if probs is None:
+            checks.append((f"P(|OFI| >= |{observed:+.4f}|)", int(round(abs(observed) * ni * nj))))
+        ms = [m for _, m in checks] + [checks[0][1]] * (2 - len(checks))
+
+        def tails(cms):  # (chunk, 2, 4) int32 -> 1[|S| >= m_0] + 2 * 1[|S| >= m_1], S = D_i n_j - D_j n_i
+            d = (cms[..., FP] - cms[..., FN]).astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
+            stat = jnp.abs(d[..., 0] * nj - d[..., 1] * ni)
+            return ((stat >= ms[0]).astype(jnp.float32) + 2.0 * (stat >= ms[1])).astype(jnp.float32)
+
+        hist = D.monte_carlo(keys[3], tails, pair, samples, bins=4, range=(-0.5, 3.5)).hist
+        mc_tail = [(hist[1] + hist[3]) / samples, (hist[2] + hist[3]) / samples]
         lines.append("")
-        lines.append(f"exact Var(B) under the uniform null = (n + 4)/(10 n) = {(sizes[0] + 4) / (10 * sizes[0]):.5f}"
-                     f" (n = {sizes[0]})")
+        for (label, m), mc in zip(checks, mc_tail):
+            ex = "n/a" if null == "subsample" else (
+                f"{sig._pvalue_from_pmfs(sig.diff_pmf(ni, probs), sig.diff_pmf(nj, probs), ni, nj, m):.4f}")
+            lines.append(f"{label}: Monte Carlo {mc:.4f}, exact {ex}")
+        if null != "subsample":
+            t = D.ofi_threshold(ni, nj, null="uniform" if probs is None else list(probs))
+            lines.append(
+                f"exact 95% two-sided OFI threshold under this null: {t.threshold:.4f} "
+                f"(sd of OFI {t.sigma_ofi:.4f}; the paper's 0.3 approximates the sd of B for ONE group, "
+                f"here {t.sigma_b_i:.4f} and {t.sigma_b_j:.4f})"
+            )
+    if null == "uniform":
+        n0 = ns[0]
+        lines.append(f"exact Var(B) under the uniform null = (n + 4)/(10 n) = {(n0 + 4) / (10 * n0):.5f} (n = {n0})")
     return "\n".join(lines)
 
 
@@ -535,15 +550,18 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Draw confusion matrices under a null model and summarise B = (FP - FN)/n for each group\n"
             "size and OFI = B_i - B_j for two sizes, next to the exact values. Nulls: 'uniform' (every\n"
-            "matrix of M(n) equally likely, the OFI paper's) or 'multinomial' (cells drawn with the\n"
-            "probabilities of --cm)."
+            "matrix of M(n) equally likely, the OFI paper's), 'multinomial' (cells drawn with the\n"
+            "probabilities of --cm) or 'subsample' (rows drawn without replacement from --cm)."
         ),
     )
     pm.add_argument("--n", type=int, nargs="+", required=True, metavar="N",
                     help="group size(s): one size for B, two sizes (n_i n_j) for OFI as well")
-    pm.add_argument("--null", choices=("uniform", "multinomial"), default="uniform", help="null model")
+    pm.add_argument("--null", choices=("uniform", "multinomial", "subsample"), default="uniform",
+                    help="null model: uniform over M(n); Multinomial(n, --cm / sum); or n rows drawn "
+                         "without replacement from the rows counted by --cm")
     pm.add_argument("--cm", type=float, nargs=4, metavar=("TP", "FN", "FP", "TN"),
-                    help="reference confusion matrix (counts or probabilities) of --null multinomial")
+                    help="reference confusion matrix (counts; probabilities for multinomial) of "
+                         "--null multinomial / subsample")
     pm.add_argument("--samples", type=int, default=100_000, help="Monte Carlo draws")
     pm.add_argument("--seed", type=int, default=0, help="PRNG seed")
     pm.add_argument("--observed", type=float, metavar="OFI",
@@ -695,13 +713,18 @@ def _cmd_simulate(args) -> int:
         raise UserError(f"--n: give one size (B) or two sizes (OFI); got {len(args.n)}.")
     if args.samples < 1:
         raise UserError(f"--samples: must be ≥ 1; got {args.samples}.")
-    if args.null == "multinomial":
+    if args.null != "uniform":
         if args.cm is None:
-            raise UserError("--cm: --null multinomial needs a reference confusion matrix TP FN FP TN.")
+            raise UserError(f"--cm: --null {args.null} needs a reference confusion matrix TP FN FP TN.")
         if min(args.cm) < 0 or sum(args.cm) <= 0:
             raise UserError(f"--cm: needs non-negative values with a positive sum; got {args.cm}.")
+        if args.null == "subsample":
+            if any(x != round(x) for x in args.cm):
+                raise UserError(f"--cm: --null subsample needs whole counts; got {args.cm}.")
+            if max(args.n) > sum(args.cm):
+                raise UserError(f"--n: cannot draw {max(args.n)} rows without replacement from {int(sum(args.cm))}.")
     elif args.cm is not None:
-        raise UserError("--cm: only used with --null multinomial.")
+        raise UserError("--cm: only used with --null multinomial or subsample.")
     print(simulate_report(args.n, null=args.null, cm=args.cm, samples=args.samples, seed=args.seed,
                           observed=args.observed))
     return 0

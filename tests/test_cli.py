@@ -245,10 +245,14 @@ def test_simulate(capsys):
     mc_sd, exact_sd = float(line.split()[5]), float(line.split()[7])
     assert exact_sd == pytest.approx(np.sqrt(10 / 60), abs=1e-4)  # (n + 4)/(10 n) at n = 6
     assert abs(mc_sd - exact_sd) < 0.01
-    obs = next(ln for ln in out.splitlines() if ln.startswith("observed OFI"))
+    obs = next(ln for ln in out.splitlines() if ln.startswith("P(|OFI| >= |+0.2222|)"))
     assert "exact 0.7160" in obs  # = ofi_test([0,1,0,5], [0,7,0,11], null="uniform")
+    mc = float(obs.split("Monte Carlo ")[1].split(",")[0])
+    assert abs(mc - 0.7160) < 4.5 * np.sqrt(0.716 * 0.284 / 20000)
     assert main(["simulate", "--n", "5", "--null", "multinomial"]) == 2
     assert "--cm" in errline(capsys)
+    assert main(["simulate", "--n", "50", "--null", "subsample", "--cm", "10", "5", "5", "10"]) == 2
+    assert "cannot draw 50 rows" in errline(capsys)
 
 
 def test_scan_command_guard_or_run(capsys):
