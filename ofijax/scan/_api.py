@@ -15,11 +15,13 @@ from .._validation import (
     check_nonnegative_scalar,
     check_probabilities,
 )
-from ._basis import EXACT_MAX_VALUES, Basis, features, make_basis
+from ._basis import EXACT_MAX_VALUES, Basis, features, layout_group, make_basis, make_layout
 from ._encode import Encoded, encode_data
 from ._engine import (
+    cell_bucket,
     make_problem,
     outcome_counts,
+    pad_cells,
     row_mask,
     scan_arrays,
     score_arrays,
@@ -98,10 +100,11 @@ def _prepare(data, observations, expectations, value_labels):
 
 
 def _choose_basis(p: np.ndarray, kind: str, direction: str, q_bounds) -> Basis:
-    distinct = np.unique(p)
     if kind == "auto":
-        kind = "exact" if distinct.size <= EXACT_MAX_VALUES else "chebyshev"
+        many = np.unique(p[:4096]).size > EXACT_MAX_VALUES  # cheap early exit for continuous p
+        kind = "chebyshev" if many or np.unique(p).size > EXACT_MAX_VALUES else "exact"
     if kind == "exact":
+        distinct = np.unique(p)
         if distinct.size > 4096:
             raise ValueError(
                 f"basis: 'exact' needs few distinct expectations; got {distinct.size}. "
@@ -147,9 +150,12 @@ def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
     n_values = np.array([len(lab) for lab in enc.labels], dtype=np.int32)
     problem = make_problem(enc.codes, n_values)
     basis = _choose_basis(p, kind, direction, q_bounds)
-    Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis)
+    layout = None
+    if basis.kind == "chebyshev":
+        layout = make_layout(np.asarray(problem.row_cell), problem.num_cells, layout_group(basis))
+    Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
     Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
-    return problem, basis, Phi, Y
+    return (*pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells)), basis)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +232,7 @@ def bias_scan(
     enc, y, p = _prepare(data, observations, expectations, value_labels)
     with jax.enable_x64(True):
         key = jax.random.key(0) if key is None else key
-        problem, b, Phi, Y = _arrays(enc, y, p, basis, direction, qb)
+        problem, Phi, Y, b = _arrays(enc, y, p, basis, direction, qb)
         raw = scan_arrays(
             key, problem, Phi, Y, b, penalty=pen, num_restarts=int(num_restarts),
             max_steps=None if max_steps is None else int(max_steps),
@@ -299,7 +305,7 @@ def score_subset(
     pen, qb = _check_common(direction, penalty, q_bounds, basis)
     enc, y, p = _prepare(data, observations, expectations, value_labels)
     with jax.enable_x64(True):
-        problem, b, Phi, Y = _arrays(enc, y, p, basis, direction, qb)
+        problem, Phi, Y, b = _arrays(enc, y, p, basis, direction, qb)
         mask, listed = _subset_arrays(enc, subset, problem.v_max)
         mask, listed = jnp.asarray(mask), jnp.asarray(listed)
         score, t = score_arrays(problem, Phi, Y, b, mask, listed, penalty=pen)

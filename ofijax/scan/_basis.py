@@ -20,9 +20,12 @@ Chebyshev error bound. ``g_p(t)`` has its complex singularities where ``1 - p + 
 half-width h they sit at ``Im x = ±π/h``, so ``g_p`` is analytic inside the Bernstein ellipse with
 ``ρ = b + sqrt(b² + 1)``, ``b = π/h``, uniformly in p, and the degree-(K-1) interpolant converges like
 ``O(ρ^{-K})``. Measured over p ∈ [0, 1] (a 200-point grid plus p ∈ {1e-12, …, 1 - 1e-12}), the max
-error on the interval is ≤ 0.4·ρ^{-K} until round-off (~1e-13) takes over; :func:`chebyshev_degree`
-therefore takes the smallest K with ``ρ^{-K} ≤ tol`` (``tol = 1e-13`` per row, so a set of n rows is
-off by at most ~n·1e-13 in F). For the default bracket q ∈ [1e-6, 1e6] (h = 6.91, ρ = 1.553) this
+error on the interval is ≤ 0.4·ρ^{-K} until round-off takes over; :func:`chebyshev_degree`
+therefore takes the smallest K with ``ρ^{-K} ≤ tol`` (``tol = 1e-13``). Stated bound, per row:
+``|F_cheb - F| ≤ ρ^{-K} + 4·K·T·ε`` (T = max |t| on the interval, ε = 2.2e-16: round-off of the
+transform, ≈ 8e-13 for the default bracket), so a set of n rows is off by at most n times that
+(≈ 1e-5 absolute at n = 10^7 in the worst case; typical errors are far smaller); F' loses a further
+factor ≈ K²/h. For the default bracket q ∈ [1e-6, 1e6] (h = 6.91, ρ = 1.553) this
 gives K = 68; for AIF360's [1e-3, 1e3] (ρ = 2.26) K = 37. ``tests/test_scan_basis.py`` checks the
 bound against row-level evaluation.
 """
@@ -32,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -45,6 +49,9 @@ __all__ = [
     "basis_eval",
     "features",
     "row_values",
+    "RowLayout",
+    "make_layout",
+    "layout_group",
 ]
 
 #: Largest number of distinct p values for which ``basis="auto"`` picks the exact basis.
@@ -190,8 +197,80 @@ def row_values(basis: Basis, p: jax.Array) -> jax.Array:
     return jnp.log1p(p[..., None] * e)
 
 
+class RowLayout(NamedTuple):
+    """Rows regrouped into blocks of ``G`` rows of a single cell (padding slots hold row ``N``).
+
+    Built once by :func:`make_layout`; lets :func:`features` multiply ``G`` factors
+    ``1 - p + p e^t`` before one ``log`` and scatter ``G``-times fewer terms into the cells.
+    """
+
+    slot_row: jax.Array  # (B·G,) int32: row index of each slot, N for padding
+    block_cell: jax.Array  # (B,) int32: the cell of each block
+    group: int  # G
+
+
+def layout_group(basis_or_bound) -> int:
+    """Largest block size G ≤ 32 such that a product of G factors stays inside float64 range."""
+    if isinstance(basis_or_bound, Basis):
+        bound = max(abs(float(basis_or_bound.t_lo)), abs(float(basis_or_bound.t_hi)))
+    else:
+        bound = float(basis_or_bound)
+    return int(max(1, min(32, 600.0 // max(bound, 1e-12))))
+
+
+def _stable_argsort(x: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative ints < 2^32 by 16-bit LSD radix passes (NumPy's radix sort)."""
+    if x.size == 0 or int(x.max()) < (1 << 16):
+        return np.argsort(x.astype(np.uint16), kind="stable")
+    o1 = np.argsort((x & 0xFFFF).astype(np.uint16), kind="stable")
+    o2 = np.argsort((x[o1] >> 16).astype(np.uint16), kind="stable")
+    return o1[o2]
+
+
+def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
+    """Group the rows of each cell into blocks of ``group`` rows (NumPy, once per problem)."""
+    row_cell = np.asarray(row_cell, dtype=np.int64)
+    n = row_cell.size
+    order = _stable_argsort(row_cell)
+    counts = np.bincount(row_cell, minlength=num_cells)
+    cell_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    blocks = -(-counts // group)
+    block_start = np.concatenate([[0], np.cumsum(blocks)[:-1]])
+    sorted_cell = row_cell[order]
+    rank = np.arange(n) - cell_start[sorted_cell]
+    slot = block_start[sorted_cell] * group + rank
+    total = int(blocks.sum())
+    slot_row = np.full(total * group, n, dtype=np.int32)
+    slot_row[slot] = order
+    block_cell = np.repeat(np.arange(num_cells, dtype=np.int32), blocks)
+    return RowLayout(jnp.asarray(slot_row), jnp.asarray(block_cell), int(group))
+
+
+@partial(jax.jit, static_argnames=("num_cells", "group"))
+def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
+    k = basis.num_features
+    p_ext = jnp.concatenate([jnp.asarray(p_rows, jnp.float64), jnp.zeros(1, jnp.float64)])
+    nb = block_cell.shape[0]
+    chunk_blocks = max(1, min(nb, _CHUNK // group))
+    pad = (-nb) % chunk_blocks
+    slots = jnp.concatenate([slot_row, jnp.full(pad * group, p_rows.shape[0], jnp.int32)])
+    cells = jnp.concatenate([block_cell, jnp.full(pad, num_cells, jnp.int32)])
+    slots = slots.reshape(-1, chunk_blocks, group)
+    cells = cells.reshape(-1, chunk_blocks)
+    e = jnp.expm1(basis.values)
+
+    def body(acc, xs):
+        sl, ce = xs
+        pb = p_ext[sl]  # (chunk, G); padding slots p = 0 -> factor exactly 1
+        prod = jnp.prod(1.0 + pb[..., None] * e, axis=1)  # (chunk, K)
+        return acc + jax.ops.segment_sum(jnp.log(prod), ce, num_segments=num_cells), None
+
+    vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, k), jnp.float64), (slots, cells))
+    return vals @ jnp.asarray(_cheb_transform(k)).T
+
+
 @partial(jax.jit, static_argnames=("num_cells",))
-def features(p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis) -> jax.Array:
+def _features(p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis) -> jax.Array:
     """Cell features ``Φ`` of shape ``(num_cells, K)``: pure, jittable, linear in the rows.
 
     ``Φ_c = Σ_{i: row_cell[i] = c} Φ_i`` where, for the exact basis, ``Φ_i`` is the one-hot of
@@ -227,3 +306,27 @@ def features(p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basi
     vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, k), jnp.float64), (pp, cc))
     m = jnp.asarray(_cheb_transform(k))
     return vals @ m.T
+
+
+def features(
+    p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis,
+    layout: RowLayout | None = None,
+) -> jax.Array:
+    """Cell features ``Φ`` of shape ``(num_cells, K)``: pure, jittable, linear in the rows.
+
+    ``Φ_c = Σ_{i: row_cell[i] = c} Φ_i`` where, for the exact basis, ``Φ_i`` is the one-hot of
+    ``p_i`` among ``basis.values`` (p_i must be one of them; no check under ``jit``) and, for the
+    Chebyshev basis, the Chebyshev coefficients of ``g_{p_i}``. Rows are processed in chunks of
+    32768 so memory stays at O(chunk·K + num_cells·K). Rows with ``row_cell`` outside
+    ``[0, num_cells)`` are dropped. Requires float64 (``jax.enable_x64``).
+
+    ``layout`` (optional, from :func:`make_layout` with the same ``row_cell``) switches the
+    Chebyshev path to block products: ``Σ_i log(1 + p_i x) = log Π_i (1 + p_i x)`` over blocks of G
+    rows of one cell, G-times fewer logs and scatter-adds (≈4× faster at 10^6 rows); round-off
+    stays at the level of G float64 products (~G·1e-16 relative per block).
+    """
+    if layout is not None and basis.kind == "chebyshev":
+        return _features_blocked(
+            p_rows, layout.slot_row, layout.block_cell, num_cells, basis, layout.group
+        )
+    return _features(p_rows, row_cell, num_cells, basis)

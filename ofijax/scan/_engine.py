@@ -76,6 +76,7 @@ __all__ = [
     "row_mask",
     "default_max_steps",
     "pad_cells",
+    "cell_bucket",
     "IMPROVE_TOL",
     "MIN_INIT_ROWS",
 ]
@@ -282,11 +283,11 @@ def _one_restart(key, is_first, problem, Phi, Y, basis, penalty, max_steps, ends
     v_max = problem.v_max
     valid = _valid_values(problem)
     # all randomness of a restart in one draw: init order (M), ρ (1), keep (M·V), steps (S·M)
-    rows = max(max_steps, 1)
-    u = jax.random.uniform(key, (m + 1 + m * v_max + rows * m,), dtype=Phi.dtype)
+    k_init, k_steps = jax.random.split(key)
+    # the random start in one draw: attribute order (M), ρ (1), value keeps (M·V)
+    u = jax.random.uniform(k_init, (m + 1 + m * v_max,), dtype=Phi.dtype)
     u_order, rho = u[:m], u[m]
-    u_keep = u[m + 1: m + 1 + m * v_max].reshape(m, v_max)
-    u_steps = u[m + 1 + m * v_max:].reshape(rows, m)
+    u_keep = u[m + 1:].reshape(m, v_max)
     mask_r, listed_r = _random_start(u_order, rho, u_keep, problem, valid)
     mask = jnp.where(is_first, valid, mask_r)
     listed = jnp.where(is_first, jnp.zeros(m, bool), listed_r)
@@ -297,7 +298,8 @@ def _one_restart(key, is_first, problem, Phi, Y, basis, penalty, max_steps, ends
         return (~jnp.all(s.visited)) & (s.steps < max_steps)
 
     def body(s: _State):
-        a = jnp.argmax(jnp.where(s.visited, -1.0, u_steps[s.steps]))
+        u_step = jax.random.uniform(jax.random.fold_in(k_steps, s.steps), (m,), dtype=Phi.dtype)
+        a = jnp.argmax(jnp.where(s.visited, -1.0, u_step))
         row, lst, pooled, _ = attribute_step(
             problem, Phi, Y, basis, s.mask, s.listed, a, penalty, ends
         )
@@ -327,7 +329,8 @@ def scan_arrays(
       basis: the :class:`~._basis.Basis` (also fixes the direction).
       penalty: per listed value (traced, so changing it does not recompile).
       num_restarts: restarts, run in lock-step as a batch axis; restart 0 starts from all data.
-      max_steps: cap on attribute steps per restart (default ``20·M + 50``).
+      max_steps: cap on attribute steps per restart (default ``20·M + 50``; traced, so changing
+        it does not recompile).
 
     Returns:
       :class:`RawScan` of the best restart; its score and log q are re-computed directly from the
@@ -338,11 +341,11 @@ def scan_arrays(
     # The jitted core sees only cell arrays (not row_cell), so its compilation is shared by all
     # data sets with the same (C, M, V_max, K).
     cells = dataclasses.replace(problem, row_cell=jnp.zeros(0, jnp.int32))
-    return _scan_cells(key, cells, Phi, Y, basis, penalty, num_restarts, max_steps)
+    return _scan_cells(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts)
 
 
-@partial(jax.jit, static_argnums=(6, 7))
-def _scan_cells(key, problem, Phi, Y, basis, penalty, num_restarts, max_steps) -> RawScan:
+@partial(jax.jit, static_argnums=(7,))
+def _scan_cells(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts) -> RawScan:
     penalty = jnp.asarray(penalty, Phi.dtype)
     keys = jax.random.split(key, num_restarts)
     first = jnp.arange(num_restarts) == 0
@@ -354,6 +357,19 @@ def _scan_cells(key, problem, Phi, Y, basis, penalty, num_restarts, max_steps) -
     mask, listed = masks[best], listeds[best]
     score, t = _score(problem, Phi, Y, basis, mask, listed, penalty, ends)
     return RawScan(mask, listed, score, t, jnp.all(conv))
+
+
+def cell_bucket(num_cells: int) -> int:
+    """Padded cell count: the smallest 2^k·{1, 1.25, 1.5, 1.75} ≥ num_cells (at least 16).
+
+    Padding to these sizes (≤ 25% extra) lets data sets of similar size share one compilation.
+    """
+    size = 16
+    while True:
+        for f in (4, 5, 6, 7):
+            if size * f // 4 >= num_cells:
+                return size * f // 4
+        size *= 2
 
 
 def pad_cells(problem: Problem, Phi, Y, num_cells: int):
