@@ -14,3 +14,17 @@ The array-level engine (for FPR-/TPR-/IJDI-Scan and randomization tests) is docu
 from ._api import DEFAULT_Q_BOUNDS, ScanResult, bias_scan, score_subset
 
 __all__ = ["ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"]
+
+# FPR-/TPR-/IJDI-Scan and randomization tests (issue 5)
+from ._ijdi import IJDIResult, IJDIStep, fpr_scan, ijdi_scan, tpr_scan  # noqa: E402
+from ._probabilities import estimate_true_probabilities, lambda_from_costs  # noqa: E402
+
+__all__ += [
+    "IJDIResult",
+    "IJDIStep",
+    "fpr_scan",
+    "tpr_scan",
+    "ijdi_scan",
+    "estimate_true_probabilities",
+    "lambda_from_costs",
+]
