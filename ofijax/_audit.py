@@ -410,7 +410,8 @@ def audit(
     scan_features: Any = None,
     scan_probabilities: Any = None,
     scan_lam: float = 0.0,
-    num_replicates: int = 200,
+    scan_side: str = "both",
+    num_replicates: int = 100,
 ) -> AuditFrame:
     r"""Audit a binary classifier for algorithmic bias and systemic disparity between groups.
 
@@ -446,12 +447,15 @@ def audit(
             the report is reproducible; an int is a seed.
         di_variant: ``"paper"`` (P̂/n ratio, default) or ``"pp_over_p"`` (the authors' 2024 code).
         scan: also run FPR-Scan and TPR-Scan (and IJDI-Scan when ``scan_probabilities`` is given)
-            over ``scan_features`` and report the worst subgroup with its p-value. Needs
-            :mod:`ofijax.scan`.
+            over ``scan_features`` and report the most disadvantaged subgroup with its
+            randomization p-value (:attr:`AuditFrame.scan`). Needs :mod:`ofijax.scan`; slow.
         scan_features: the columns to scan over (default: ``sensitive_features``).
         scan_probabilities: ``(n,)`` estimated P(y = 1 | x) for IJDI-Scan (optional).
         scan_lam: λ of IJDI-Scan.
-        num_replicates: randomization replicates of each scan's p-value.
+        scan_side: ``"both"``, ``"negative"`` (FPR-Scan only: wrongly denied benefit) or
+            ``"positive"`` (TPR-Scan only); the scans run in the harm orientation (see
+            :func:`_run_scans`).
+        num_replicates: randomization replicates of each scan's p-value (0: no test).
 
     Returns:
         :class:`AuditFrame`.
@@ -628,7 +632,7 @@ def audit(
     if scan:
         scan_res = _run_scans(
             k_scan, y_true, y_pred, sensitive_features if scan_features is None else scan_features,
-            beneficial_label, scan_probabilities, float(scan_lam), int(num_replicates),
+            beneficial_label, scan_probabilities, float(scan_lam), int(num_replicates), side=scan_side,
         )
     return AuditFrame(
         cms=cms if not integer else cms.astype(np.int64), groups=tuple(groups), names=names,
@@ -657,23 +661,87 @@ def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, 
     )
 
 
+_SCAN_TEXT = {
+    "fpr_scan": ("negative", "wrongly denied the benefit: raised rate of the harmful prediction among "
+                 "people whose true outcome is beneficial (FPR-Scan in the harm orientation, i.e. a "
+                 "raised false-negative rate of the beneficial prediction)"),
+    "tpr_scan": ("positive", "least often given an unjust benefit: raised rate of the harmful prediction "
+                 "among people whose true outcome is harmful (TPR-Scan in the harm orientation)"),
+}
+
+
 def _run_scans(key, y_true, y_pred, features, beneficial_label, probabilities, lam, num_replicates,
-               side="both"):
-    """FPR-/TPR-(/IJDI-)Scan of the worst subgroup; needs :mod:`ofijax.scan`."""
+               side="both", rate_scans=True):
+    """Worst subgroups by FPR-/TPR-Scan (and IJDI-Scan with ``probabilities``); needs :mod:`ofijax.scan`.
+
+    The scans run in the *harm orientation* (label and prediction 1 = the harmful outcome), as
+    the IJDI paper runs COMPAS, so the subgroups found are the disadvantaged ones:
+
+    * ``fpr_scan`` (side "negative"): among people whose true outcome is beneficial, the subgroup
+      most significantly over-predicted harmful (wrongly denied the benefit: the FN of OFI's B);
+    * ``tpr_scan`` (side "positive"): among people whose true outcome is harmful, the subgroup most
+      significantly predicted harmful (fewest unjust benefits: the FP of OFI's B);
+    * ``ijdi_scan_<side>``: the same with the disparity allowed by λ × the raised true risk
+      (``probabilities`` = P(beneficial label | x), turned into P(harmful label | x)).
+    """
     try:
         from ofijax import scan as scan_mod
     except ImportError as exc:
         raise ImportError(
             "scan=True needs ofijax.scan (FPR-/TPR-/IJDI-Scan), which is not part of this build."
         ) from exc
-    missing = [f for f in ("fpr_scan", "tpr_scan") if not hasattr(scan_mod, f)]
+    missing = [f for f in ("fpr_scan", "tpr_scan", "ijdi_scan") if not hasattr(scan_mod, f)]
     if missing:
         raise ImportError(f"scan=True needs ofijax.scan.{missing[0]}, which is not part of this build.")
-    return _scan_glue(scan_mod, key, y_true, y_pred, features, beneficial_label, probabilities, lam,
-                      num_replicates, side)
-
-
-def _scan_glue(scan_mod, key, y_true, y_pred, features, beneficial_label, probabilities, lam,
-               num_replicates, side):
-    """Call the scan module; kept apart so the call convention lives in one place."""
-    raise ImportError("scan=True: the ofijax.scan call convention is not wired in this build.")
+    v.check_choice(side, "side", ("negative", "positive", "both"))
+    n_rep = int(num_replicates)
+    if n_rep < 0:
+        raise ValueError(f"num_replicates: must be ≥ 0; got {num_replicates!r}.")
+    yt = v.check_binary(y_true, "y_true").astype(np.int64)
+    yp = v.check_binary(y_pred, "y_pred").astype(np.int64)
+    if int(beneficial_label) == 1:
+        y_harm, yhat_harm = 1 - yt, 1 - yp
+    else:
+        y_harm, yhat_harm = yt, yp
+    if isinstance(features, pd.DataFrame):
+        data = features
+    elif isinstance(features, pd.Series):
+        data = features.to_frame(name=features.name if features.name is not None else "group")
+    elif isinstance(features, dict):
+        data = pd.DataFrame(features)
+    else:
+        arr = np.asarray(features)
+        data = pd.DataFrame({"group": arr}) if arr.ndim == 1 else pd.DataFrame(arr)
+    runs = []
+    for name, (sd, _) in _SCAN_TEXT.items():
+        if rate_scans and side in (sd, "both"):
+            runs.append((name, sd))
+    if probabilities is not None:
+        p = v.check_probabilities(probabilities, "scan_probabilities")
+        p_harm = 1.0 - p if int(beneficial_label) == 1 else p
+        runs += [(f"ijdi_scan_{sd}", sd) for sd in ("negative", "positive") if side in (sd, "both")]
+    keys = jax.random.split(key, len(runs))
+    out = {}
+    for (name, sd), k in zip(_progress(runs, "scans"), keys):
+        if name.startswith("ijdi"):
+            r = scan_mod.ijdi_scan(data, y_harm, yhat_harm, p_harm, lam=lam, side=sd, key=k,
+                                   num_replicates=n_rep)
+            what = (f"IJDI-Scan (lambda = {lam:g}) on the {sd} side: the disparity not justified by "
+                    "the raised true risk")
+        else:
+            fn = getattr(scan_mod, name)
+            r = fn(data, y_harm, yhat_harm, key=k, num_replicates=n_rep)
+            what = _SCAN_TEXT[name][1]
+        sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
+        sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, vals))}}}" for c, vals in sub.items())
+        p_txt = "no randomization test" if math.isnan(r.p_value) else f"p = {_fmt_p(r.p_value)} ({n_rep} replicates)"
+        if r.score > 0:
+            desc = f"{sub_txt} ({r.size} rows): {what}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}"
+        else:
+            desc = f"no subgroup detected ({what})"
+        out[name] = {
+            "side": sd, "subgroup": sub, "size": int(r.size), "score": float(r.score), "q": float(r.q),
+            "p_value": float(r.p_value), "num_replicates": n_rep, "converged": bool(r.converged),
+            "description": desc,
+        }
+    return out

@@ -132,6 +132,7 @@ def prepare(
     only_groups: list[str] | None = None,
     extra: list[str] | None = None,
     source: str = "the data",
+    min_groups: int = 2,
 ) -> dict:
     """Check and convert the columns of an audit; raise :class:`UserError` on bad input.
 
@@ -206,8 +207,8 @@ def prepare(
         w = pd.to_numeric(df[weight], errors="coerce").to_numpy(dtype=float)
         if np.isnan(w).any() or (w < 0).any():
             raise UserError(f"--weight: column {weight!r} must hold non-negative numbers.")
-    nunique = sf.drop_duplicates().shape[0]
-    if nunique < 2:
+    nunique = sf.drop_duplicates().shape[0] if groups else 0
+    if nunique < min_groups:
         raise UserError(
             f"--group: only one group ({sf.iloc[0].tolist()}) is present; an audit compares at least two."
         )
@@ -441,14 +442,15 @@ class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaults
     pass
 
 
-def _data_options(p: argparse.ArgumentParser, *, group_help: str) -> None:
+def _data_options(p: argparse.ArgumentParser, *, group_help: str, compas: tuple = ("violent", "general"),
+                  compas_help: str = "") -> None:
     d = p.add_argument_group("data")
     d.add_argument("--data", metavar="FILE",
                    help="CSV (.csv, .csv.gz), TSV or Parquet file, one row per person. Without it the "
                         "embedded COMPAS data are used (see --compas).")
-    d.add_argument("--compas", choices=("violent", "general"), default="violent",
-                   help="which embedded COMPAS file to use when --data is not given: 'violent' (the OFI "
-                        "paper's 4,020 rows) or 'general' (6,172 rows)")
+    d.add_argument("--compas", choices=compas, default=compas[0],
+                   help=compas_help or "which embedded COMPAS file to use when --data is not given: "
+                        "'violent' (the OFI paper's 4,020 rows) or 'general' (6,172 rows)")
     d.add_argument("--label", metavar="COL",
                    help="column of true labels (0/1, 1 = beneficial outcome; see --positive and "
                         "--harmful-label). Default for COMPAS: label_not_recid")
@@ -507,9 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--di-variant", choices=("paper", "pp_over_p"), default="paper",
                    help="DI as the paper's eq. 1 (P^/n ratio) or the authors' 2024 code (P^/P ratio)")
     s.add_argument("--scan", action="store_true",
-                   help="also report the worst subgroup by FPR-/TPR-Scan over the group columns "
-                        "(needs ofijax.scan)")
-    s.add_argument("--replicates", type=int, default=200,
+                   help="also report the worst (most disadvantaged) subgroup by FPR-/TPR-Scan over the "
+                        "--attr columns, with a randomization p-value (slow: a minute or more)")
+    s.add_argument("--attr", metavar="COL", nargs="+",
+                   help="attribute columns for --scan (default: the --group columns; for COMPAS: race, "
+                        "sex, age_cat, c_charge_degree)")
+    s.add_argument("--replicates", type=int, default=100,
                    help="randomization replicates of each scan p-value (with --scan)")
     o = pa.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", default="ofijax-report",
@@ -528,12 +533,20 @@ def build_parser() -> argparse.ArgumentParser:
             "the true risk justifies. Without --data: the embedded COMPAS data."
         ),
     )
-    _data_options(ps, group_help="(unused by scan; see --attr)")
+    _data_options(
+        ps, group_help="(not used by scan; see --attr)", compas=("ijdi", "violent", "general"),
+        compas_help="embedded COMPAS file without --data: 'ijdi' (the IJDI-Scan authors' 7,214 rows; "
+                    "prediction = decile <= 5, i.e. not high risk at theta = 0.5, as that paper), "
+                    "'violent' or 'general'",
+    )
     ps.add_argument("--attr", metavar="COL", nargs="+",
-                    help="attribute columns to scan over. Default for COMPAS: sex, race, "
-                         "age_cat, c_charge_degree, priors_count")
+                    help="attribute columns to scan over (categorical). Default for COMPAS: the IJDI "
+                         "paper's Sex, Race, Prior Offenses, Under 25, ChargeDegree (ijdi file) or "
+                         "race, sex, age_cat, c_charge_degree (other files)")
     ps.add_argument("--prob", metavar="COL",
-                    help="column of estimated P(label = 1 | x), needed for IJDI-Scan (--lam > 0)")
+                    help="column of estimated P(label = 1 | x) (label as given, 1 = beneficial unless "
+                         "--harmful-label) for IJDI-Scan; without it, --lam > 0 estimates it by the "
+                         "in-sample logistic regression of the IJDI paper")
     ps.add_argument("--lam", type=float, default=0.0,
                     help="IJDI's lambda: the FPR/TPR raise allowed per unit of raised true risk "
                          "(0 = FPR-/TPR-Scan)")
@@ -584,9 +597,17 @@ def _source(args) -> tuple[Any, str, dict]:
         return load_table(args.data), repr(args.data), {}
     from ofijax.datasets import load_compas
 
+    if args.compas == "ijdi":
+        df = load_compas("ijdi")
+        df["pred_not_high_risk"] = (df["risk_decile"] <= 5).astype("int8")
+        desc = "embedded COMPAS (IJDI-Scan authors' file, 7,214 rows)"
+        defaults = {"label": "label_not_recid", "pred": "pred_not_high_risk", "group": ["Race"],
+                    "attr": ["Sex", "Race", "Prior Offenses", "Under 25", "ChargeDegree"]}
+        return df, desc, defaults
     df = load_compas(args.compas, filtered=True)
     desc = f"embedded COMPAS ({args.compas} two-year file, ProPublica filters)"
-    defaults = {"label": "label_not_recid", "pred": "pred_low_risk", "group": ["race"]}
+    defaults = {"label": "label_not_recid", "pred": "pred_low_risk", "group": ["race"],
+                "attr": ["race", "sex", "age_cat", "c_charge_degree"]}
     return df, desc, defaults
 
 
@@ -613,9 +634,14 @@ def _cmd_audit(args) -> int:
         raise UserError(f"--bootstrap: must be 0 (skip) or at least 2; got {args.bootstrap}.")
     df, desc, defaults = _source(args)
     _require(args, defaults, ("label", "pred", "group"))
+    attrs = None
+    if args.scan:
+        attrs = args.attr or (defaults.get("attr") if not args.data else None) or list(args.group)
+    elif args.attr:
+        raise UserError("--attr: only used with --scan.")
     prep = prepare(
         df, label=args.label, pred=args.pred, groups=args.group, positive=args.positive,
-        dropna=args.dropna, weight=args.weight, only_groups=args.groups, source=desc,
+        dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=attrs, source=desc,
     )
     if prep["dropped"]:
         print(f"ofijax: note: dropped {prep['dropped']} row(s) with missing values (--dropna).", file=sys.stderr)
@@ -625,7 +651,8 @@ def _cmd_audit(args) -> int:
         beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
         method=args.method, correction=args.correction, confidence=args.confidence,
         num_bootstrap=args.bootstrap, key=args.seed, di_variant=args.di_variant,
-        scan=args.scan, num_replicates=args.replicates,
+        scan=args.scan, scan_features=prep["frame"][attrs] if attrs else None,
+        num_replicates=args.replicates,
     )
     elapsed = time.perf_counter() - t0
     from ofijax import __version__
@@ -672,36 +699,48 @@ def _cmd_scan(args) -> int:
     if args.replicates < 0:
         raise UserError(f"--replicates: must be ≥ 0; got {args.replicates}.")
     df, desc, defaults = _source(args)
-    if not args.data:
-        defaults["attr"] = ["sex", "race", "age_cat", "c_charge_degree", "priors_count"]
     _require(args, defaults, ("label", "pred"))
     if args.attr is None:
         if "attr" not in defaults:
             raise UserError("--attr: required with --data (the columns to scan over).")
         args.attr = defaults["attr"]
-    if args.lam > 0 and not args.prob:
-        raise UserError("--prob: IJDI-Scan (--lam > 0) needs a column of estimated P(label = 1 | x).")
     extra = list(args.attr) + ([args.prob] if args.prob else [])
     prep = prepare(
-        df, label=args.label, pred=args.pred, groups=[args.attr[0]], positive=args.positive,
-        dropna=args.dropna, weight=args.weight, extra=extra, source=desc,
+        df, label=args.label, pred=args.pred, groups=[], positive=args.positive,
+        dropna=args.dropna, weight=None, extra=extra, source=desc, min_groups=0,
     )
     import jax
 
     from ofijax._audit import _clean, _run_scans
 
     frame = prep["frame"]
+    beneficial = 0 if args.harmful_label else 1
+    prob = None
+    notes = []
+    if args.prob:
+        prob = frame[args.prob].to_numpy(dtype=float)
+    elif args.lam > 0:
+        from ofijax.scan import estimate_true_probabilities
+
+        prob = estimate_true_probabilities(frame[list(args.attr)], prep["y"])
+        notes.append("P(label | attributes) estimated in sample by logistic regression on the --attr "
+                     "columns (as the IJDI paper); pass --prob to use your own estimate.")
+    print(f"ofijax scan of {desc}: {len(prep['y'])} rows, attributes {', '.join(args.attr)}; "
+          f"{args.replicates} randomization replicates per scan", flush=True)
     res = _run_scans(
-        jax.random.key(args.seed), prep["y"], prep["yhat"], frame[list(args.attr)],
-        0 if args.harmful_label else 1, frame[args.prob].to_numpy() if args.prob else None,
-        args.lam, args.replicates, side=args.side,
+        jax.random.key(args.seed), prep["y"], prep["yhat"], frame[list(args.attr)], beneficial,
+        prob, args.lam, args.replicates, side=args.side, rate_scans=args.lam == 0 or prob is None,
     )
     for name, r in res.items():
-        print(f"{name}: {r.get('description', r)}")
+        print(f"{name}: {r['description']}")
+    for n in notes:
+        print(f"Note: {n}")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "scan.json"), "w", encoding="utf-8") as fh:
-            json.dump(_clean(res), fh, indent=2, allow_nan=False)
+            json.dump(_clean({"data": desc, "attributes": list(args.attr), "lam": args.lam,
+                              "seed": args.seed, "results": res, "notes": notes}), fh, indent=2,
+                      allow_nan=False)
         print(f"Wrote scan.json to {args.out}/")
     return 0
 

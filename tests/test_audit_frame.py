@@ -191,14 +191,42 @@ def test_non_binary_labels_rejected():
         audit([1, 2, 1, 2], [1, 0, 1, 0], sensitive_features=["a", "a", "b", "b"])
 
 
-def test_scan_guard_message_when_scan_module_absent():
-    try:
-        import ofijax.scan as scan_mod  # noqa: F401
+def test_scan_guard_message_when_scan_module_absent(monkeypatch):
+    import sys
 
-        has_scan = all(hasattr(scan_mod, f) for f in ("fpr_scan", "tpr_scan"))
-    except ImportError:
-        has_scan = False
-    if has_scan:
-        pytest.skip("ofijax.scan is present; the scan path is tested with it")
+    import ofijax
+
+    monkeypatch.setitem(sys.modules, "ofijax.scan", None)  # import ofijax.scan -> ImportError
+    monkeypatch.delattr(ofijax, "scan", raising=False)
     with pytest.raises(ImportError, match="ofijax.scan"):
         audit(Y, YH, sensitive_features=G, num_bootstrap=0, scan=True)
+
+
+def test_scan_reports_the_disadvantaged_subgroup(tmp_path):
+    pytest.importorskip("ofijax.scan")
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pd.DataFrame({"race": rng.choice(["r1", "r2", "r3"], n), "sex": rng.choice(["F", "M"], n)})
+    y = rng.integers(0, 2, n)  # 1 = beneficial
+    yh = np.where(rng.random(n) < 0.85, y, 1 - y)
+    planted = (df["race"] == "r2").to_numpy() & (df["sex"] == "M").to_numpy()
+    yh = np.where(planted & (y == 1) & (rng.random(n) < 0.7), 0, yh)  # r2 & M wrongly denied
+    af = audit(y, yh, sensitive_features=df["race"], num_bootstrap=0, scan=True, scan_features=df,
+               scan_side="negative", num_replicates=0)
+    fpr = af.scan["fpr_scan"]
+    assert fpr["subgroup"] == {"race": ["r2"], "sex": ["M"]} and fpr["side"] == "negative"
+    assert fpr["size"] == int((planted & (y == 1)).sum()) and fpr["num_replicates"] == 0
+    assert math.isnan(fpr["p_value"]) and "wrongly denied" in fpr["description"]
+    assert set(af.scan) == {"fpr_scan"}
+    assert "Worst subgroups (scan)" in af.summary()
+    assert af.to_dict()["scan"]["fpr_scan"]["p_value"] is None
+    # the scan command on the same data (harmful-label orientation given directly)
+    import ofijax._cli as cli
+
+    path = tmp_path / "scan.csv"
+    df.assign(y=1 - y, yh=1 - yh).to_csv(path, index=False)
+    rc = cli.main(["scan", "--data", str(path), "--label", "y", "--pred", "yh", "--harmful-label",
+                   "--attr", "race", "sex", "--side", "negative", "--replicates", "0", "--out", str(tmp_path)])
+    assert rc == 0
+    res = json.loads((tmp_path / "scan.json").read_text())["results"]["fpr_scan"]
+    assert res["subgroup"] == fpr["subgroup"] and res["score"] == pytest.approx(fpr["score"])

@@ -255,15 +255,18 @@ def test_simulate(capsys):
     assert "cannot draw 50 rows" in errline(capsys)
 
 
-def test_scan_command_guard_or_run(capsys):
-    rc = main(["scan", "--replicates", "5"])
-    try:
-        import ofijax.scan as scan_mod
+def test_scan_command_errors(tmp_path, small_csv, capsys, monkeypatch):
+    path, _ = small_csv
+    base = ["scan", "--data", str(path), "--label", "y", "--pred", "pred"]
+    assert main(base) == 2
+    assert "--attr: required with --data" in errline(capsys)
+    assert main(base + ["--attr", "region", "--lam", "-1"]) == 2
+    assert "--lam" in errline(capsys)
+    assert main(base + ["--attr", "regio"]) == 2
+    assert "'regio' not found" in errline(capsys)
+    import ofijax
 
-        has_scan = all(hasattr(scan_mod, f) for f in ("fpr_scan", "tpr_scan"))
-    except ImportError:
-        has_scan = False
-    if has_scan:
-        assert rc == 0
-    else:
-        assert rc == 1 and "ofijax.scan" in errline(capsys)
+    monkeypatch.setitem(sys.modules, "ofijax.scan", None)
+    monkeypatch.delattr(ofijax, "scan", raising=False)
+    assert main(base + ["--attr", "region", "--replicates", "0"]) == 1
+    assert "needs ofijax.scan" in errline(capsys)
