@@ -301,7 +301,14 @@ class AuditFrame(NamedTuple):
         lines.append(tab.to_string(index=False))
         lines.append("")
         lines.append("Verdicts:")
-        lines.extend(f"  - {r}" for r in p["reading"])
+        flagged = p[p["verdict"] != "no evidence"]
+        lines.extend(f"  - {r}" for r in flagged["reading"])
+        quiet = len(p) - len(flagged)
+        if quiet:
+            lines.append(
+                f"  - {'the other ' if len(flagged) else ''}{quiet} pair(s): no evidence of bias "
+                "(OFI not significant, DI within the four-fifths band or undefined)."
+            )
         if self.scan:
             lines.append("")
             lines.append("Worst subgroups (scan):")
@@ -322,6 +329,8 @@ class AuditFrame(NamedTuple):
 def _fmt_p(p: float) -> str:
     if p is None or np.isnan(p):
         return "n/a"
+    if p < 1e-12:
+        return "<1e-12"
     return f"{p:.2e}" if p < 1e-3 else f"{p:.3f}"
 
 

@@ -349,17 +349,17 @@ def write_markdown(af, report: dict, path: str, images: list[str], plot_note: st
 def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: float | None) -> str:
     """Monte Carlo of B (and OFI for two sizes) under a null, next to the exact values.
 
-    Uses :mod:`ofijax.distributions` (samplers, streaming ``monte_carlo``, exact moments and
-    thresholds); ties in |OFI| ≥ t are decided in integers, |D_i n_j − D_j n_i| ≥ ⌈t n_i n_j⌉.
+    Draws come from the :mod:`ofijax.distributions` samplers (one jitted pair draw per chunk of
+    65,536, so one compilation); exact moments, tails and thresholds from the same module. Ties in
+    |OFI| ≥ t are decided in integers: |D_i n_j − D_j n_i| ≥ ⌈t n_i n_j⌉ with D = FP − FN.
     """
     import jax
-    import jax.numpy as jnp
     import numpy as np
 
     from ofijax import _significance as sig
     from ofijax import distributions as D
+    from ofijax._audit import _progress
     from ofijax._cm import FN, FP
-    from ofijax._metrics import marginal_benefit
 
     probs = None
     if null != "uniform":
@@ -373,53 +373,49 @@ def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: flo
             return D.multinomial_sampler(n, probs)
         return D.subsample_sampler([int(round(x)) for x in cm], n)
 
+    ni, nj = (ns[0], ns[1]) if len(ns) == 2 else (ns[0], ns[0])
+    chunk = int(min(samples, 1 << 16))
+    draw = jax.jit(lambda k: D.pair_sampler(sampler(ni), sampler(nj))(k, (chunk,)))
+    key = jax.random.key(seed)
+    d_i, d_j = [], []
+    for start in _progress(range(0, samples, chunk), "simulate"):
+        cms = np.asarray(draw(jax.random.fold_in(key, start // chunk)))[: samples - start].astype(np.int64)
+        d_i.append(cms[:, 0, FP] - cms[:, 0, FN])
+        d_j.append(cms[:, 1, FP] - cms[:, 1, FN])
+    d_i, d_j = np.concatenate(d_i), np.concatenate(d_j)
+
     null_txt = {
         "uniform": "uniform over M(n)",
         "multinomial": f"Multinomial(n, p = {np.round(probs, 4).tolist() if probs is not None else None})",
         "subsample": f"subsample n rows without replacement from the CM {cm} (hypergeometric)",
     }[null]
-    keys = jax.random.split(jax.random.key(seed), 4)
-    qs = (0.025, 0.975)
     lines = [f"ofijax simulate: {samples} draws, null = {null_txt}, seed {seed}", ""]
     lines.append(f"{'quantity':<22}{'MC mean':>10}{'MC sd':>10}{'exact mean':>12}{'exact sd':>10}"
                  f"{'q2.5%':>9}{'q97.5%':>9}")
 
-    def row(name, summ, mom):
+    def row(name, x, mom):
         em, es = ("n/a", "n/a") if mom is None else (f"{float(mom.mean):.4f}", f"{math.sqrt(float(mom.var)):.4f}")
-        lines.append(f"{name:<22}{summ.mean:>10.4f}{math.sqrt(summ.var):>10.4f}{em:>12}{es:>10}"
-                     f"{summ.quantiles[0]:>9.3f}{summ.quantiles[1]:>9.3f}")
+        q = np.quantile(x, [0.025, 0.975])
+        lines.append(f"{name:<22}{x.mean():>10.4f}{x.std():>10.4f}{em:>12}{es:>10}{q[0]:>9.3f}{q[1]:>9.3f}")
 
     def exact_moments(n):
         return None if null == "subsample" else D.marginal_benefit_moments(n, probs)
 
-    for idx, n in enumerate(ns):
-        summ = D.monte_carlo(keys[idx], marginal_benefit, sampler(n), samples, bins=400, quantiles=qs)
-        row(f"B, n = {n}", summ, exact_moments(n))
+    row(f"B, n = {ni}", d_i / ni, exact_moments(ni))
     if len(ns) == 2:
-        ni, nj = ns
-        pair = D.pair_sampler(sampler(ni), sampler(nj))
-        summ = D.monte_carlo(keys[2], D.pair_statistic(), pair, samples, bins=800, range=(-2.0, 2.0),
-                             quantiles=qs)
+        row(f"B, n = {nj}", d_j / nj, exact_moments(nj))
         mi, mj = exact_moments(ni), exact_moments(nj)
-        row(f"OFI, n = {ni}, {nj}", summ, None if mi is None else D.Moments(mi.mean - mj.mean, mi.var + mj.var))
-
+        row(f"OFI, n = {ni}, {nj}", d_i / ni - d_j / nj,
+            None if mi is None else D.Moments(mi.mean - mj.mean, mi.var + mj.var))
+        stat = np.abs(d_i * nj - d_j * ni)  # = |OFI| n_i n_j, exact integers
         checks = [("P(|OFI| >= 0.3)", math.ceil(Fraction(3, 10) * ni * nj))]
-        if observed is not None:
+        if observed is not None:  # the nearest attainable |OFI|
             checks.append((f"P(|OFI| >= |{observed:+.4f}|)", int(round(abs(observed) * ni * nj))))
-        ms = [m for _, m in checks] + [checks[0][1]] * (2 - len(checks))
-
-        def tails(cms):  # (chunk, 2, 4) int32 -> 1[|S| >= m_0] + 2 * 1[|S| >= m_1], S = D_i n_j - D_j n_i
-            d = (cms[..., FP] - cms[..., FN]).astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
-            stat = jnp.abs(d[..., 0] * nj - d[..., 1] * ni)
-            return ((stat >= ms[0]).astype(jnp.float32) + 2.0 * (stat >= ms[1])).astype(jnp.float32)
-
-        hist = D.monte_carlo(keys[3], tails, pair, samples, bins=4, range=(-0.5, 3.5)).hist
-        mc_tail = [(hist[1] + hist[3]) / samples, (hist[2] + hist[3]) / samples]
         lines.append("")
-        for (label, m), mc in zip(checks, mc_tail):
+        for label, m in checks:
             ex = "n/a" if null == "subsample" else (
                 f"{sig._pvalue_from_pmfs(sig.diff_pmf(ni, probs), sig.diff_pmf(nj, probs), ni, nj, m):.4f}")
-            lines.append(f"{label}: Monte Carlo {mc:.4f}, exact {ex}")
+            lines.append(f"{label}: Monte Carlo {np.mean(stat >= m):.4f}, exact {ex}")
         if null != "subsample":
             t = D.ofi_threshold(ni, nj, null="uniform" if probs is None else list(probs))
             lines.append(
@@ -428,8 +424,7 @@ def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: flo
                 f"here {t.sigma_b_i:.4f} and {t.sigma_b_j:.4f})"
             )
     if null == "uniform":
-        n0 = ns[0]
-        lines.append(f"exact Var(B) under the uniform null = (n + 4)/(10 n) = {(n0 + 4) / (10 * n0):.5f} (n = {n0})")
+        lines.append(f"exact Var(B) under the uniform null = (n + 4)/(10 n) = {(ni + 4) / (10 * ni):.5f} (n = {ni})")
     return "\n".join(lines)
 
 

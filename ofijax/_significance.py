@@ -18,8 +18,9 @@ Exactness: with ``M = |D_i n_j − D_j n_i|`` (an integer), the two-sided p-valu
 
 so ties are decided in integer arithmetic, never by a float tolerance, in O(n_i + n_j) once the two
 PMFs are known. The PMFs come from :func:`ofijax.distributions.marginal_benefit_pmf` (exact,
-float64; O(n²) for the multinomial null) for n ≤ 10,000 and from an FFT above that (absolute
-error ~1e-13). :func:`ofijax.distributions.ofi_pvalue` computes the same p-value from the full OFI
+float64; O(n²) for the multinomial null) for n ≤ 2,000 and, for the multinomial null above that,
+from an FFT of the generating function (p_FN z⁻¹ + p_TP + p_TN + p_FP z)ⁿ (absolute error ~1e-13,
+so p-values below ~1e-12 are reported as such, not to their digits). :func:`ofijax.distributions.ofi_pvalue` computes the same p-value from the full OFI
 lattice, which is limited to moderate n.
 
 The bootstrap interval resamples rows within each group, which for unweighted data is exactly
@@ -53,7 +54,7 @@ __all__ = [
 #: The null models understood by :func:`ofi_test`.
 NULLS = ("uniform", "pooled")
 _METHODS = ("exact", "monte_carlo")
-_EXACT_LIMIT = 10_000  # above this group size the multinomial PMF is computed by FFT
+_EXACT_LIMIT = 2_000  # above this group size the multinomial PMF is computed by FFT
 
 
 class OFITest(NamedTuple):
@@ -103,7 +104,7 @@ def _multinomial_pmf_fft(n: int, p_fp: float, p_fn: float) -> np.ndarray:
 
 
 def diff_pmf(n: int, probs: Any = None) -> np.ndarray:
-    """Exact PMF of D = FP − FN for one group of size ``n``, at d = −n, …, n.
+    """PMF of D = FP − FN for one group of size ``n``, at d = −n, …, n (exact; FFT for large n).
 
     Args:
         n: group size, ≥ 1.
