@@ -433,12 +433,20 @@ def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: flo
 # ------------------------------------------------------------------------------------------------
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the descriptions' line breaks and shows a default only where there is one."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if not (d is None or d is False or d == argparse.SUPPRESS) and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
 
 
-def _data_options(p: argparse.ArgumentParser, *, group_help: str, compas: tuple = ("violent", "general"),
-                  compas_help: str = "") -> None:
+def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas: tuple = ("violent", "general"),
+                  compas_help: str = "", pred_default: str = "pred_low_risk",
+                  weights: bool = True) -> argparse._ArgumentGroup:
     d = p.add_argument_group("data")
     d.add_argument("--data", metavar="FILE",
                    help="CSV (.csv, .csv.gz), TSV or Parquet file, one row per person. Without it the "
@@ -450,17 +458,20 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str, compas: tuple 
                    help="column of true labels (0/1, 1 = beneficial outcome; see --positive and "
                         "--harmful-label). Default for COMPAS: label_not_recid")
     d.add_argument("--pred", metavar="COL",
-                   help="column of the classifier's predictions (0/1). Default for COMPAS: pred_low_risk")
-    d.add_argument("--group", metavar="COL", action="append", help=group_help)
+                   help=f"column of the classifier's predictions (0/1). Default for COMPAS: {pred_default}")
+    if group_help:
+        d.add_argument("--group", metavar="COL", action="append", help=group_help)
     d.add_argument("--positive", metavar="VALUE", action="append",
                    help="value(s) counted as 1 (beneficial) in a label/prediction column that is not "
                         "already 0/1; every other value counts as 0. Repeat for several values.")
     d.add_argument("--harmful-label", action="store_true",
                    help="label/prediction 1 is the HARMFUL outcome (e.g. 1 = recidivist): flip both so "
                         "that the positive cell is beneficial, as OFI assumes")
-    d.add_argument("--weight", metavar="COL", help="optional column of non-negative sample weights")
+    if weights:
+        d.add_argument("--weight", metavar="COL", help="optional column of non-negative sample weights")
     d.add_argument("--dropna", action="store_true",
                    help="drop rows with a missing value in the columns used (otherwise they are an error)")
+    return d
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -483,9 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Without --data it audits the embedded COMPAS data as the OFI paper did."
         ),
     )
-    _data_options(pa, group_help="sensitive-attribute column; repeat for intersections "
-                                 "(e.g. --group race --group sex). Default for COMPAS: race")
-    pa.add_argument("--groups", metavar="VALUE", nargs="+",
+    da = _data_options(pa, group_help="sensitive-attribute column; repeat for intersections "
+                                      "(e.g. --group race --group sex). Default for COMPAS: race")
+    da.add_argument("--groups", metavar="VALUE", nargs="+",
                     help="compare only these groups (labels as printed, 'A & B' for intersections)")
     s = pa.add_argument_group("statistics")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level of the verdicts")
@@ -529,7 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _data_options(
-        ps, group_help="(not used by scan; see --attr)", compas=("ijdi", "violent", "general"),
+        ps, group_help=None, compas=("ijdi", "violent", "general"), weights=False,
+        pred_default="pred_not_high_risk (ijdi file: decile <= 5) or pred_low_risk",
         compas_help="embedded COMPAS file without --data: 'ijdi' (the IJDI-Scan authors' 7,214 rows; "
                     "prediction = decile <= 5, i.e. not high risk at theta = 0.5, as that paper), "
                     "'violent' or 'general'",
