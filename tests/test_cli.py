@@ -270,3 +270,20 @@ def test_scan_command_errors(tmp_path, small_csv, capsys, monkeypatch):
     monkeypatch.delattr(ofijax, "scan", raising=False)
     assert main(base + ["--attr", "region", "--replicates", "0"]) == 1
     assert "needs ofijax.scan" in errline(capsys)
+
+
+def test_weight_column_matches_api(tmp_path, small_csv, capsys):
+    path, df = small_csv
+    df = df.assign(w=np.arange(len(df)) % 3 + 1)
+    p = tmp_path / "w.csv"
+    df.to_csv(p, index=False)
+    out = tmp_path / "o"
+    assert main(["audit", "--data", str(p), "--label", "y", "--pred", "pred", "--group", "region",
+                 "--weight", "w", "--out", str(out), "--bootstrap", "50", "--no-plots", "--quiet"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    api = audit(df["y"], df["pred"], sensitive_features=df[["region"]], sample_weight=df["w"].to_numpy(float),
+                num_bootstrap=50, key=0).to_dict()
+    assert report["settings"]["weighted"] is True
+    for key in ("by_group", "pairs", "pairwise"):
+        assert_close_json(report[key], api[key])
+    capsys.readouterr()
