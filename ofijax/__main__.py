@@ -1,12 +1,11 @@
 """Command-line entry point: ``python -m ofijax`` / ``ofijax``.
 
-With no arguments it prints the OFI paper's Table 1 (OFI and DI of scenarios A, B and α) computed
-by the library.
+Commands: ``audit`` (the audit front door; no options = the embedded COMPAS data), ``scan``,
+``simulate`` and ``table1``. With no arguments it prints the OFI paper's Table 1 (OFI and DI of
+scenarios A, B and α) computed by the library, and lists the commands.
 """
 
 from __future__ import annotations
-
-import sys
 
 
 def table1_report() -> str:
@@ -39,16 +38,10 @@ def table1_report() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("-h", "--help"):
-        print("usage: python -m ofijax        print the OFI paper's Table 1 computed by ofijax")
-        return 0
-    if argv:
-        print(f"ofijax: error: unknown arguments {' '.join(argv)!r}; see --help", file=sys.stderr)
-        return 2
-    print(table1_report())
-    return 0
+    """Run the ``ofijax`` command line (see :mod:`ofijax._cli`); returns the exit status."""
+    from ofijax._cli import main as cli_main
+
+    return cli_main(argv)
 
 
 if __name__ == "__main__":
