@@ -14,6 +14,8 @@ Example (the OFI paper's Table 1, scenario B):
 from ofijax import datasets as datasets
 from ofijax import diff as diff
 from ofijax import distributions as distributions
+from ofijax._audit import AuditFrame as AuditFrame
+from ofijax._audit import audit as audit
 from ofijax._cm import (
     GroupConfusionMatrices as GroupConfusionMatrices,
 )
@@ -94,6 +96,11 @@ from ofijax._metrics import (
 from ofijax._metrics import (
     true_positive_rate as true_positive_rate,
 )
+from ofijax._significance import OFIBootstrap as OFIBootstrap
+from ofijax._significance import OFITest as OFITest
+from ofijax._significance import ofi_bootstrap as ofi_bootstrap
+from ofijax._significance import ofi_test as ofi_test
+from ofijax._significance import pairwise_ofi_test as pairwise_ofi_test
 
 __version__ = "0.1.0"
 
@@ -132,6 +139,14 @@ __all__ = [
     "selection_rate",
     "base_rate",
     "accuracy",
+    # audit and OFI significance
+    "audit",
+    "AuditFrame",
+    "ofi_test",
+    "pairwise_ofi_test",
+    "ofi_bootstrap",
+    "OFITest",
+    "OFIBootstrap",
     # paper examples
     "Table1Scenario",
     "paper_table1",
