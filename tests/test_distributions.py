@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import ofijax
-from ofijax import distributions as D
 from ofijax import _combinatorics as C
 from ofijax import _sampling as S
+from ofijax import distributions as D
 
 NS = range(1, 41)
 
