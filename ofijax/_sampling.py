@@ -7,10 +7,10 @@ algorithm, about 5e8 words/s): the stream is a pure function of the key, identic
 on a given backend and XLA version.
 
 Exactness.
-* :func:`uniform_cms` draws one integer uniformly in [0, N(n)) (one 32-bit word, rejection of the
-  top ``2^32 mod N(n)`` values, with rejected slots refilled from a small pool inside a
-  ``lax.while_loop``, so the result is exactly uniform) and unranks it in closed form
-  (see :mod:`ofijax._combinatorics`). When N(n) ≥ 2^32 (n ≥ 2950) it switches to stars and bars:
+* :func:`uniform_cms` draws one integer uniformly in [0, N(n)) from one 32-bit word (Lemire's
+  multiply-shift with exact rejection; rejected rows are redrawn inside a ``lax.while_loop``, so
+  the result is exactly uniform) and unranks it in closed form (see
+  :mod:`ofijax._combinatorics`). When N(n) ≥ 2^32 (n ≥ 2950) it switches to stars and bars:
   three exact uniform positions in [0, n + 3), redrawn while two coincide, sorted.
 * The multinomial, Dirichlet-multinomial and hypergeometric samplers draw TP, then FN | TP, then
   FP | TP, FN from their exact conditional laws (binomial, beta-binomial, hypergeometric) by
@@ -107,25 +107,88 @@ def _pool_size(size: int, p_reject: float) -> int:
     return int(min(size, math.ceil(size * p_reject * p_reject * 4.0) + 64))
 
 
+def _mul_hi_lo(x: jax.Array, bound: int) -> tuple[jax.Array, jax.Array]:
+    """(x · bound) >> 32 and (x · bound) mod 2^32 for uint32 x, with 16-bit limbs (no uint64)."""
+    c, d = jnp.uint32(bound >> 16), jnp.uint32(bound & 0xFFFF)
+    a, b = x >> 16, x & jnp.uint32(0xFFFF)
+    bd, ad, bc = b * d, a * d, b * c
+    mid = (bd >> 16) + (ad & jnp.uint32(0xFFFF)) + (bc & jnp.uint32(0xFFFF))
+    hi = a * c + (ad >> 16) + (bc >> 16) + (mid >> 16)
+    return hi, x * jnp.uint32(bound)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
 def uniform_below(key: jax.Array, bound: int, shape: tuple[int, ...]) -> jax.Array:
-    """Exactly uniform uint32 integers in [0, bound), 1 ≤ bound ≤ 2^32 (static)."""
+    """Exactly uniform uint32 integers in [0, bound), 1 ≤ bound < 2^32 (static).
+
+    Lemire's multiply-shift: r = ⌊x · bound / 2^32⌋ for a uniform word x, rejecting x when
+    (x · bound) mod 2^32 < 2^32 mod bound (then every r has exactly ⌊2^32 / bound⌋ preimages).
+    Words are laid out in rows of R (R · P(reject) ≈ 1/32); a row holding any rejected word is
+    redrawn whole from a fresh stream, the few bad rows being numbered by a cumulative sum over
+    rows, until no row is bad. A row is kept only when all its words are accepted, and which
+    fresh row replaces which depends only on the rejection pattern, so the law is exact.
+    """
     size = int(np.prod(shape, dtype=np.int64))
-    if bound == 2**32:
-        return random_bits(key, shape)
-    limit = (2**32 // bound) * bound  # accept words below limit, then reduce mod bound
+    thresh = (2**32) % bound
+    if thresh == 0:
+        return _mul_hi_lo(random_bits(key, shape), bound)[0]
+    p = thresh / 2**32
+    R = 1
+    while R < 1024 and 2 * R * p <= 1.0 / 32:
+        R *= 2
+    rows = max(1, -(-size // R))
     k0, k1 = jax.random.split(key)
-    words = random_bits(k0, (size,))
-    if limit < 2**32:
-        lim = jnp.uint32(limit)
-        p_rej = 1.0 - limit / 2**32
-        words = _refill(
-            k1,
-            lambda k, m: random_bits(k, (m,)),
-            lambda w: w >= lim,
-            words,
-            _pool_size(size, p_rej),
-        )
-    return (words % jnp.uint32(bound)).reshape(shape)
+    words = random_bits(k0, (rows, R))
+    t = jnp.uint32(thresh)
+
+    def bad_rows(w):
+        return jnp.any(_mul_hi_lo(w, bound)[1] < t, axis=1)
+
+    p_row = 1.0 - (1.0 - p) ** R
+    pool = int(min(rows, math.ceil(rows * p_row * 2.0) + 8))
+
+    def cond(state):
+        return jnp.any(state[1])
+
+    def body(state):
+        i, bad, w = state
+        idx = jnp.nonzero(bad, size=pool, fill_value=rows)[0]  # first bad rows; rows = none
+        fresh = random_bits(jax.random.fold_in(k1, i), (pool, R))
+        w = w.at[idx].set(fresh, mode="drop")
+        bad = bad.at[idx].set(bad_rows(fresh), mode="drop")
+        return i + 1, bad, w
+
+    _, _, words = lax.while_loop(cond, body, (jnp.int32(0), bad_rows(words), words))
+    out = _mul_hi_lo(words, bound)[0].reshape(-1)[:size]
+    return out.reshape(shape)
+
+
+def _stack_cells(tp, fn, fp, tn) -> jax.Array:
+    """Stack four int columns into (..., 4) int32 by column updates of a zero buffer.
+
+    ``jnp.stack`` here lets XLA's CPU backend fuse the whole sampler into the concatenation and
+    re-evaluate it per output element whenever a consumer (for example a float conversion in a
+    metric) is not simplified away: measured 4-5x slower end to end. Column-wise
+    dynamic-update-slices materialise each cell once.
+    """
+    out = jnp.zeros(fn.shape + (4,), jnp.int32)
+    for i, col in enumerate((tp, fn, fp, tn)):
+        out = out.at[..., i].set(col.astype(jnp.int32))
+    return out
+
+
+_INV3 = 0xAAAAAAAB  # 3 · 0xAAAAAAAB ≡ 1 (mod 2^32)
+
+
+def _num_cms_u32(m: jax.Array) -> jax.Array:
+    """N(m) = C(m + 3, 3) as exact uint32 for −1 ≤ m ≤ 2949, without a table or uint64.
+
+    T = (m + 1)(m + 2)/2 fits; 3 N = T (m + 3) is taken mod 2^32 and multiplied by the inverse
+    of 3 mod 2^32, which recovers N exactly because N < 2^32.
+    """
+    mu = (m + 1).astype(jnp.uint32)
+    t = (mu * (mu + 1)) >> 1
+    return t * (mu + 2) * jnp.uint32(_INV3)
 
 
 def _cbrt(x: jax.Array) -> jax.Array:
@@ -134,21 +197,21 @@ def _cbrt(x: jax.Array) -> jax.Array:
     XLA's ``cbrt`` is scalar code on CPU; this is plain vector arithmetic.
     """
     i = lax.bitcast_convert_type(x, jnp.int32)
-    y = lax.bitcast_convert_type(i // 3 + 709921077, jnp.float32)
+    # i / 3 in float (an initial guess needs no exact division; integer // is slow here)
+    third = (i.astype(jnp.float32) * jnp.float32(1.0 / 3.0)).astype(jnp.int32)
+    y = lax.bitcast_convert_type(third + 709921077, jnp.float32)
     for _ in range(2):
         y = (2.0 * y + x / (y * y)) * jnp.float32(1.0 / 3.0)
     return y
 
 
-# entry j = N(j − 1) for j = 0..UNRANK_MAX_N + 1 (N(−1) = 0), all < 2^32 (12 KB).
-_CUM_TABLE = np.array([num_cms(j - 1) for j in range(UNRANK_MAX_N + 2)], dtype=np.uint32)
 
 
 def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
     """Closed-form unranking of uint32 ranks in [0, N(n)) into int32 (..., 4) matrices.
 
-    m = n − TP is the least m with N(m) > rank (cube-root estimate + two integer corrections each
-    way against an exact table of N); then k = m − FP + 1 is the least k with T(k) > rank − N(m−1)
+    m = n − TP is the least m with N(m) > rank (cube-root estimate + integer corrections against
+    N computed exactly in uint32, see ``_num_cms_u32``); then k = m − FP + 1 is the least k with T(k) > rank − N(m−1)
     (square-root estimate + corrections); FN is the remaining offset and TN the rest.
     ``n`` may be a Python int or an int array broadcastable with ``rank`` (traced is fine).
     Ranks outside [0, N(n)) give garbage rows (callers mask them).
@@ -156,14 +219,13 @@ def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
     if isinstance(n, int) and n > UNRANK_MAX_N:
         raise ValueError(f"n: unranking needs |M(n)| < 2^32, i.e. n ≤ {UNRANK_MAX_N}; got {n}.")
     s = rank.astype(jnp.uint32)
-    table = jnp.asarray(_CUM_TABLE)
-    # m = n − TP: least m with N(m) = table[m + 1] > s; (m + 2)³ − (m + 2) = 6 N(m).
+    # m = n − TP: least m with N(m) > s; (m + 2)³ − (m + 2) = 6 N(m).
     y = _cbrt(6.0 * s.astype(jnp.float32) + 1.0)
     m = jnp.clip(jnp.floor(y).astype(jnp.int32) - 2, 0, n)
     for _ in range(2):
-        m = jnp.where((m < n) & (table[jnp.minimum(m + 1, UNRANK_MAX_N + 1)] <= s), m + 1, m)
-    m = jnp.where((m > 0) & (table[m] > s), m - 1, m)
-    s2 = (s - table[m]).astype(jnp.int32)  # offset inside the TP block, < T(m + 1) ≤ 4.4e6
+        m = jnp.where((m < n) & (_num_cms_u32(m) <= s), m + 1, m)
+    m = jnp.where((m > 0) & (_num_cms_u32(m - 1) > s), m - 1, m)
+    s2 = (s - _num_cms_u32(m - 1)).astype(jnp.int32)  # offset inside the TP block, < T(m + 1) ≤ 4.4e6
     # k = m − FP + 1: least k with T(k) = k (k + 1) / 2 > s2.
     k = jnp.floor((jnp.sqrt(8.0 * s2.astype(jnp.float32) + 1.0) - 1.0) * 0.5).astype(jnp.int32)
     k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
@@ -172,13 +234,14 @@ def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
     fn = s2 - (((k - 1) * k) >> 1)
     fp = m + 1 - k
     tn = k - 1 - fn
-    tp = n - m
-    return jnp.stack([jnp.broadcast_to(tp, fn.shape), fn, fp, tn], axis=-1).astype(jnp.int32)
+    tp = jnp.broadcast_to(n - m, fn.shape)
+    return _stack_cells(tp, fn, fp, tn)
 
 
 unrank_cms_jit = jax.jit(unrank_cms)
 
 
+@functools.partial(jax.jit, static_argnums=(1, 2))
 def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
     """Uniform over M(n) for any n: 3 distinct sorted positions among n + 3 (exact rejection)."""
     size = int(np.prod(shape, dtype=np.int64))
@@ -201,6 +264,7 @@ def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array
     return cells.reshape(tuple(shape) + (4,))
 
 
+@functools.partial(jax.jit, static_argnums=(1, 2))
 def uniform_cms(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
     """Exactly uniform draws from M(n), int32 (*shape, 4)."""
     if n > UNRANK_MAX_N:

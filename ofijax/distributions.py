@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -519,6 +520,7 @@ def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Arr
     return _S.uniform_cms(key, n, _check_shape(shape))
 
 
+@functools.partial(jax.jit, static_argnums=(1, 3))
 def _binomial_chain(key, n, p, shape):
     """Sequential binomials for large n (p: (..., 4) float32)."""
     k0, k1, k2 = jax.random.split(key, 3)

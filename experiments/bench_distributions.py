@@ -1,0 +1,216 @@
+"""Benchmark: ofijax.distributions against the best vectorised NumPy for the same work.
+
+Work: draw matrices uniformly from M(n) (n = 100), compute the marginal benefit B = (FP − FN)/n,
+and stream count / mean / variance / min / max / a 100-bin histogram. NumPy uses
+``default_rng().integers`` (Lemire's exact bounded integers) and the same closed-form unranking,
+in chunks (the faster of a cube-root and a searchsorted unranking is used). Also times
+``reduce_all(1000, marginal_benefit)`` (all 1.68e8 matrices) and measures the peak resident
+memory of ``monte_carlo`` at two very different ``num_samples`` in fresh subprocesses.
+
+Run:  python experiments/bench_distributions.py [--quick]
+Writes experiments/results/bench_distributions.csv and ends with ``name: value`` lines.
+The machine is shared: absolute times are noisy; compare the ratio measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OFIJAX_PROGRESS", "0")
+# One XLA host device per core: monte_carlo / reduce_all shard their chunks over all devices.
+if "--single-device" not in sys.argv and "xla_force_host_platform_device_count" not in os.environ.get(
+    "XLA_FLAGS", ""
+):
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "")
+        + f" --xla_force_host_platform_device_count={os.cpu_count() or 1}"
+    ).strip()
+
+import jax  # noqa: E402
+
+import ofijax  # noqa: E402
+from ofijax import distributions as D  # noqa: E402
+
+RESULTS = ROOT / "experiments" / "results"
+
+
+# ----------------------------------------------------------------------------- NumPy peer
+
+
+def numpy_unrank_cbrt(s: np.ndarray, n: int, table: np.ndarray) -> tuple[np.ndarray, ...]:
+    m = np.clip(np.floor(np.cbrt(6.0 * s + 1.0)).astype(np.int64) - 2, 0, n)
+    m += (m < n) & (table[np.minimum(m + 1, n + 1)] <= s)
+    m += (m < n) & (table[np.minimum(m + 1, n + 1)] <= s)
+    m -= (m > 0) & (table[m] > s)
+    s2 = s - table[m]
+    k = np.floor((np.sqrt(8.0 * s2 + 1.0) - 1.0) * 0.5).astype(np.int64)
+    k += (k * (k + 1)) // 2 <= s2
+    k += (k * (k + 1)) // 2 <= s2
+    k -= (k > 1) & (((k - 1) * k) // 2 > s2)
+    fn = s2 - ((k - 1) * k) // 2
+    fp = m + 1 - k
+    return fp, fn
+
+
+def numpy_unrank_search(s: np.ndarray, n: int, table: np.ndarray) -> tuple[np.ndarray, ...]:
+    m = np.searchsorted(table, s, side="right") - 1  # table[m] = N(m − 1) ≤ s < N(m)
+    s2 = s - table[m]
+    tri = np.arange(n + 2, dtype=np.int64)
+    tri = tri * (tri + 1) // 2
+    k = np.searchsorted(tri, s2, side="right")  # T(k − 1) ≤ s2 < T(k)
+    fn = s2 - tri[k - 1]
+    fp = m + 1 - k
+    return fp, fn
+
+
+def numpy_run(num: int, n: int, seed: int, unrank, chunk: int = 1 << 20, bins: int = 100):
+    rng = np.random.default_rng(seed)
+    N = (n + 1) * (n + 2) * (n + 3) // 6
+    table = np.array([(j) * (j + 1) * (j + 2) // 6 for j in range(n + 2)], dtype=np.int64)
+    count, mean, m2 = 0, 0.0, 0.0
+    lo, hi = np.inf, -np.inf
+    hist = np.zeros(bins, dtype=np.int64)
+    done = 0
+    while done < num:
+        k = min(chunk, num - done)
+        s = rng.integers(0, N, size=k, dtype=np.int64)
+        fp, fn = unrank(s, n, table)
+        b = (fp - fn) / n
+        cm, cv = b.mean(), ((b - b.mean()) ** 2).sum()
+        delta = cm - mean
+        tot = count + k
+        mean += delta * k / tot
+        m2 += cv + delta * delta * count * k / tot
+        count = tot
+        lo, hi = min(lo, b.min()), max(hi, b.max())
+        idx = np.minimum(((b + 1.0) * (bins / 2.0)).astype(np.int64), bins - 1)
+        hist += np.bincount(idx, minlength=bins)
+        done += k
+    return count, mean, m2 / count, lo, hi, hist
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+CPU: dict[str, float] = {}
+
+
+def timed(fn, *a, **k):
+    """Wall time of fn(*a, **k); the process CPU time of the call is kept in CPU["last"]."""
+    c = time.process_time()
+    t = time.perf_counter()
+    out = fn(*a, **k)
+    CPU["last"] = time.process_time() - c
+    return out, time.perf_counter() - t
+
+
+_MEM_SCRIPT = """
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+os.environ["OFIJAX_PROGRESS"] = "0"
+import jax, ofijax
+from ofijax import distributions as D
+num = int(sys.argv[1])
+t = time.perf_counter()
+s = D.monte_carlo(jax.random.key(0), ofijax.marginal_benefit, D.uniform_sampler(100), num)
+dt = time.perf_counter() - t
+print(json.dumps({"maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "count": s.count, "seconds": dt}))
+"""
+
+
+def peak_memory(num: int) -> dict:
+    env = dict(os.environ, JAX_PLATFORMS="cpu", OFIJAX_PROGRESS="0")
+    res = subprocess.run([sys.executable, "-c", _MEM_SCRIPT, str(num), str(ROOT)], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    ap.add_argument("--single-device", action="store_true", help="do not force 1 device per core")
+    args = ap.parse_args()
+    n = 100
+    draws = 2_000_000 if args.quick else 20_000_000
+    rows = []
+
+    # ofijax: warm up (compile) on one block of the same shape, then time the full run
+    key = jax.random.key(0)
+    sampler = D.uniform_sampler(n)
+    chunk = 1 << 16
+    block = max(1, (1 << 24) // chunk) * chunk
+    warm = min(draws, block)
+    _, t_compile = timed(D.monte_carlo, key, ofijax.marginal_benefit, sampler, warm)
+    s, t_jax = timed(D.monte_carlo, jax.random.key(1), ofijax.marginal_benefit, sampler, draws)
+    jax_rate = draws / t_jax
+    jax_cpu_rate = draws / CPU["last"]
+    rows.append(("ofijax_monte_carlo", draws, t_jax, jax_rate))
+
+    # NumPy: pick the faster unranking on a small run, then time the full run
+    small = min(draws, 2_000_000)
+    _, t_c = timed(numpy_run, small, n, 0, numpy_unrank_cbrt)
+    _, t_s = timed(numpy_run, small, n, 0, numpy_unrank_search)
+    unrank = numpy_unrank_cbrt if t_c <= t_s else numpy_unrank_search
+    ref, t_np = timed(numpy_run, draws, n, 1, unrank)
+    np_rate = draws / t_np
+    np_cpu_rate = draws / CPU["last"]
+    rows.append((f"numpy_{unrank.__name__}", draws, t_np, np_rate))
+    var_exact = (n + 4) / (10 * n)
+    print(f"ofijax  : {jax_rate / 1e6:8.1f} M matrices/s  (mean {s.mean:+.5f}, var {s.var:.5f})")
+    print(f"numpy   : {np_rate / 1e6:8.1f} M matrices/s  (mean {ref[1]:+.5f}, var {ref[2]:.5f},"
+          f" {unrank.__name__})")
+    print(f"exact var (n+4)/(10n) = {var_exact:.5f}; first-call compile+run {t_compile:.2f}s")
+
+    # reduce_all over all of M(1000): cold (with compile) and warm
+    n_all = 300 if args.quick else 1000
+    r, t_cold = timed(D.reduce_all, n_all, ofijax.marginal_benefit)
+    r, t_warm = timed(D.reduce_all, n_all, ofijax.marginal_benefit)
+    rows.append((f"reduce_all_n{n_all}_warm", r.count, t_warm, r.count / t_warm))
+    rows.append((f"reduce_all_n{n_all}_cold", r.count, t_cold, r.count / t_cold))
+    print(f"reduce_all({n_all}): {r.count:,} matrices, warm {t_warm:.2f}s, cold {t_cold:.2f}s,"
+          f" var {r.var:.6f} (exact {(n_all + 4) / (10 * n_all):.6f})")
+
+    # peak memory of monte_carlo at two very different num_samples (fresh processes)
+    small_n, big_n = (10**5, 10**7) if args.quick else (10**6, 10**8)
+    m_small, m_big = peak_memory(small_n), peak_memory(big_n)
+    rows.append(("maxrss_kb_small", small_n, m_small["seconds"], m_small["maxrss_kb"]))
+    rows.append(("maxrss_kb_big", big_n, m_big["seconds"], m_big["maxrss_kb"]))
+    print(f"monte_carlo peak RSS: {small_n:.0e} draws {m_small['maxrss_kb'] / 1024:.0f} MiB, "
+          f"{big_n:.0e} draws {m_big['maxrss_kb'] / 1024:.0f} MiB")
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "bench_distributions.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "items", "seconds", "rate_or_kb"])
+        w.writerows(rows)
+
+    print(f"jax_devices: {len(jax.devices())}")
+    print(f"cpu_count: {os.cpu_count()}")
+    print(f"load_average_1min: {os.getloadavg()[0]:.2f}")
+    print(f"ofijax_matrices_per_s: {jax_rate:.4g}")
+    print(f"numpy_matrices_per_s: {np_rate:.4g}")
+    print(f"speedup_vs_numpy: {jax_rate / np_rate:.2f}")
+    print(f"ofijax_matrices_per_cpu_s: {jax_cpu_rate:.4g}")
+    print(f"numpy_matrices_per_cpu_s: {np_cpu_rate:.4g}")
+    print(f"speedup_vs_numpy_per_cpu_s: {jax_cpu_rate / np_cpu_rate:.2f}")
+    print(f"reduce_all_n{n_all}_warm_s: {t_warm:.3f}")
+    print(f"reduce_all_n{n_all}_cold_s: {t_cold:.3f}")
+    print(f"mc_peak_rss_mib_{small_n:.0e}: {m_small['maxrss_kb'] / 1024:.1f}")
+    print(f"mc_peak_rss_mib_{big_n:.0e}: {m_big['maxrss_kb'] / 1024:.1f}")
+    print(f"mc_peak_rss_ratio: {m_big['maxrss_kb'] / m_small['maxrss_kb']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
