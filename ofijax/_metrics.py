@@ -75,6 +75,15 @@ def _as_cm(cm: Any, name: str = "cm") -> jax.Array:
     return arr
 
 
+def _total(c: jax.Array) -> jax.Array:
+    """n = TP + FN + FP + TN as explicit adds.
+
+    ``c.sum(-1)`` over the length-4 minor axis compiles to a slow, unvectorised reduction on
+    XLA's CPU backend (measured ~30x slower for float counts); four adds fuse into one loop.
+    """
+    return c[..., TP] + c[..., FN] + c[..., FP] + c[..., TN]
+
+
 def safe_divide(num: jax.Array, den: jax.Array) -> jax.Array:
     """``num / den`` with NaN where ``den == 0`` and finite gradients everywhere (double ``where``)."""
     zero = den == 0
@@ -84,7 +93,7 @@ def safe_divide(num: jax.Array, den: jax.Array) -> jax.Array:
 
 def group_size(cm: Any) -> jax.Array:
     """n = TP + FN + FP + TN."""
-    return _as_cm(cm).sum(-1)
+    return _total(_as_cm(cm))
 
 
 def benefit(cm: Any) -> jax.Array:
@@ -100,7 +109,7 @@ def benefit(cm: Any) -> jax.Array:
         0.4444...
     """
     c = _as_cm(cm)
-    return safe_divide(c[..., TP] + c[..., FP], c.sum(-1))
+    return safe_divide(c[..., TP] + c[..., FP], _total(c))
 
 
 def expected_benefit(cm: Any) -> jax.Array:
@@ -114,7 +123,7 @@ def expected_benefit(cm: Any) -> jax.Array:
         0.3888...
     """
     c = _as_cm(cm)
-    return safe_divide(c[..., TP] + c[..., FN], c.sum(-1))
+    return safe_divide(c[..., TP] + c[..., FN], _total(c))
 
 
 def marginal_benefit(cm: Any) -> jax.Array:
@@ -132,7 +141,7 @@ def marginal_benefit(cm: Any) -> jax.Array:
         [-0.1667, -0.3889]
     """
     c = _as_cm(cm)
-    return safe_divide(c[..., FP] - c[..., FN], c.sum(-1))
+    return safe_divide(c[..., FP] - c[..., FN], _total(c))
 
 
 def ofi(cm_i: Any, cm_j: Any) -> jax.Array:
@@ -191,8 +200,8 @@ def disparate_impact(
     v.check_choice(undefined, "undefined", _UNDEFINED)
     ci, cj = _as_cm(cm_i, "cm_i"), _as_cm(cm_j, "cm_j")
     if variant == "paper":
-        ri = safe_divide(ci[..., TP] + ci[..., FP], ci.sum(-1))
-        rj = safe_divide(cj[..., TP] + cj[..., FP], cj.sum(-1))
+        ri = safe_divide(ci[..., TP] + ci[..., FP], _total(ci))
+        rj = safe_divide(cj[..., TP] + cj[..., FP], _total(cj))
     else:
         ri = safe_divide(ci[..., TP] + ci[..., FP], ci[..., TP] + ci[..., FN])
         rj = safe_divide(cj[..., TP] + cj[..., FP], cj[..., TP] + cj[..., FN])
