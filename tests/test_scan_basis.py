@@ -109,7 +109,7 @@ def test_exact_single_p_closed_form():
     np.testing.assert_allclose(np.asarray(g_neg)[r > 0], expect_neg[r > 0], rtol=1e-12, atol=1e-12)
     assert float(g_neg[5]) == pytest.approx(-math.log(0.7 + 0.3e-6), rel=1e-12)
     q = np.exp(np.asarray(t_pos))
-    q_ref = (r / (1 - r)) * (0.7 / 0.3)
+    q_ref = (r / np.maximum(1 - r, 1e-300)) * (0.7 / 0.3)
     np.testing.assert_allclose(q[[0, 2]], q_ref[[0, 2]], rtol=1e-12)
     # Y = n: q̂ = ∞, the bracket end is returned and the score is the value there
     T = math.log(1e6)

@@ -216,11 +216,14 @@ def bias_scan(
     Examples:
       >>> import numpy as np, pandas as pd
       >>> from ofijax.scan import bias_scan
-      >>> df = pd.DataFrame({"sex": ["F", "M"] * 50, "age": ["young"] * 50 + ["old"] * 50})
-      >>> y = np.array([1, 0] * 50); y[1:50:2] = 1   # young men: all positive
-      >>> res = bias_scan(df, y, np.full(100, 0.5), penalty=0.1)
-      >>> res.subset, res.size, round(res.score, 3)
-      ({'age': ('young',), 'sex': ('M',)}, 25, 17.129)
+      >>> df = pd.DataFrame({"sex": ["F", "M"] * 100,
+      ...                    "age": ["young", "old"] * 50 + ["old", "young"] * 50})
+      >>> y = (np.arange(200) % 3 == 0).astype(int)          # base rate 1/3 ...
+      >>> young_men = ((df["sex"] == "M") & (df["age"] == "young")).to_numpy()
+      >>> y[young_men] = np.arange(50) % 4 != 0              # ... but 3/4 for young men
+      >>> res = bias_scan(df, y, np.full(200, 1 / 3), penalty=0.1)
+      >>> res.subset, res.size, round(res.score, 3), round(res.q, 2)
+      ({'sex': ('M',), 'age': ('young',)}, 50, 17.067, 5.69)
     """
     pen, qb = _check_common(direction, penalty, q_bounds, basis)
     if isinstance(num_restarts, bool) or not isinstance(num_restarts, int | np.integer) or (
@@ -299,8 +302,8 @@ def score_subset(
       >>> df = pd.DataFrame({"g": ["a", "b"] * 50})
       >>> y = np.array([1, 0] * 50)
       >>> res = score_subset(df, y, np.full(100, 0.5), {"g": ["a"]}, penalty=0.0)
-      >>> res.size, round(res.score, 4), res.q   # 50 rows, all positive: q at the bracket end
-      (50, 34.6574, 1000000.0...)
+      >>> res.size, round(res.score, 4), round(res.q)   # all 50 positive: q at the bracket end
+      (50, 34.6573, 1000000)
     """
     pen, qb = _check_common(direction, penalty, q_bounds, basis)
     enc, y, p = _prepare(data, observations, expectations, value_labels)
