@@ -13,6 +13,7 @@ Example (the OFI paper's Table 1, scenario B):
 
 from ofijax import datasets as datasets
 from ofijax import diff as diff
+from ofijax import scan as scan
 from ofijax import distributions as distributions
 from ofijax._audit import AuditFrame as AuditFrame
 from ofijax._audit import audit as audit
@@ -109,6 +110,7 @@ __all__ = [
     # sub-packages
     "datasets",
     "diff",
+    "scan",
     "distributions",
     # confusion matrices
     "GroupConfusionMatrices",
