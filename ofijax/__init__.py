@@ -13,90 +13,38 @@ Example (the OFI paper's Table 1, scenario B):
 
 from ofijax import datasets as datasets
 from ofijax import diff as diff
-from ofijax import scan as scan
 from ofijax import distributions as distributions
+from ofijax import scan as scan
 from ofijax._audit import AuditFrame as AuditFrame
 from ofijax._audit import audit as audit
-from ofijax._cm import (
-    GroupConfusionMatrices as GroupConfusionMatrices,
-)
-from ofijax._cm import (
-    confusion_matrix as confusion_matrix,
-)
-from ofijax._cm import (
-    flip as flip,
-)
-from ofijax._cm import (
-    from_counts as from_counts,
-)
-from ofijax._cm import (
-    from_sklearn as from_sklearn,
-)
-from ofijax._cm import (
-    group_confusion_matrices as group_confusion_matrices,
-)
-from ofijax._cm import (
-    threshold_sweep as threshold_sweep,
-)
-from ofijax._cm import (
-    to_sklearn as to_sklearn,
-)
+from ofijax._cm import GroupConfusionMatrices as GroupConfusionMatrices
+from ofijax._cm import confusion_matrix as confusion_matrix
+from ofijax._cm import flip as flip
+from ofijax._cm import from_counts as from_counts
+from ofijax._cm import from_sklearn as from_sklearn
+from ofijax._cm import group_confusion_matrices as group_confusion_matrices
+from ofijax._cm import threshold_sweep as threshold_sweep
+from ofijax._cm import to_sklearn as to_sklearn
 from ofijax._examples import Table1Scenario as Table1Scenario
 from ofijax._examples import paper_table1 as paper_table1
-from ofijax._metrics import (
-    accuracy as accuracy,
-)
-from ofijax._metrics import (
-    base_rate as base_rate,
-)
-from ofijax._metrics import (
-    benefit as benefit,
-)
-from ofijax._metrics import (
-    disparate_impact as disparate_impact,
-)
-from ofijax._metrics import (
-    expected_benefit as expected_benefit,
-)
-from ofijax._metrics import (
-    false_negative_rate as false_negative_rate,
-)
-from ofijax._metrics import (
-    false_positive_rate as false_positive_rate,
-)
-from ofijax._metrics import (
-    four_fifths_rule as four_fifths_rule,
-)
-from ofijax._metrics import (
-    group_size as group_size,
-)
-from ofijax._metrics import (
-    marginal_benefit as marginal_benefit,
-)
-from ofijax._metrics import (
-    ofi as ofi,
-)
-from ofijax._metrics import (
-    ofi_flag as ofi_flag,
-)
-from ofijax._metrics import (
-    pairwise as pairwise,
-)
-from ofijax._metrics import (
-    positive_predictive_value as positive_predictive_value,
-)
-from ofijax._metrics import (
-    selection_rate as selection_rate,
-)
-from ofijax._metrics import (
-    treatment_equality as treatment_equality,
-)
-from ofijax._metrics import (
-    true_negative_rate as true_negative_rate,
-)
-from ofijax._metrics import (
-    true_positive_rate as true_positive_rate,
-)
+from ofijax._metrics import accuracy as accuracy
+from ofijax._metrics import base_rate as base_rate
+from ofijax._metrics import benefit as benefit
+from ofijax._metrics import disparate_impact as disparate_impact
+from ofijax._metrics import expected_benefit as expected_benefit
+from ofijax._metrics import false_negative_rate as false_negative_rate
+from ofijax._metrics import false_positive_rate as false_positive_rate
+from ofijax._metrics import four_fifths_rule as four_fifths_rule
+from ofijax._metrics import group_size as group_size
+from ofijax._metrics import marginal_benefit as marginal_benefit
+from ofijax._metrics import ofi as ofi
+from ofijax._metrics import ofi_flag as ofi_flag
+from ofijax._metrics import pairwise as pairwise
+from ofijax._metrics import positive_predictive_value as positive_predictive_value
+from ofijax._metrics import selection_rate as selection_rate
+from ofijax._metrics import treatment_equality as treatment_equality
+from ofijax._metrics import true_negative_rate as true_negative_rate
+from ofijax._metrics import true_positive_rate as true_positive_rate
 from ofijax._significance import OFIBootstrap as OFIBootstrap
 from ofijax._significance import OFITest as OFITest
 from ofijax._significance import ofi_bootstrap as ofi_bootstrap
