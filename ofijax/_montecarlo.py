@@ -363,7 +363,10 @@ def stream(
         # about 2^24 samples per jitted call, at least one chunk per device
         chunks_per_block = max(1, (1 << 24) // chunk_size)
     per_block = -(-max(chunks_per_block, ndev) // ndev) * ndev
-    per_block = min(per_block, -(-n_chunks // ndev) * ndev)
+    # balance the blocks (one compiled shape) so that the last one is not mostly padding
+    n_blocks = -(-n_chunks // per_block)
+    even = -(-n_chunks // n_blocks)
+    per_block = -(-even // ndev) * ndev
     fn = _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev)
     operands = generate.operands() if hasattr(generate, "operands") else ()
     acc = _Acc(bins)
