@@ -126,12 +126,14 @@ def _chunk_stats(values: jax.Array, valid: jax.Array, bins: int, lo: float, hi: 
 
 @functools.lru_cache(maxsize=32)
 def _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev):
-    """Jitted block evaluator: (key, chunk_ids (K,), valid_counts (K,)) -> ChunkStats (K, ...)."""
+    """Jitted block evaluator: (key, chunk_ids (K,), valid_counts (K,), operands) -> ChunkStats (K, ...).
 
-    def one_chunk(key, cid, nvalid):
-        # Materialise the chunk once: otherwise XLA may fuse (and so recompute) the whole
-        # sampler into every consumer of the statistic's slices and reductions (10x slower).
-        cms = generate(key, cid)
+    ``operands`` (a pytree of arrays, e.g. a lookup table) are jit arguments, not constants baked
+    into the program; ``generate(key, cid, operands)`` receives them when there are any.
+    """
+
+    def one_chunk(key, cid, nvalid, operands):
+        cms = generate(key, cid, operands) if operands else generate(key, cid)
         vals = jnp.asarray(statistic(cms))
         if vals.size % chunk_size:
             raise ValueError(
@@ -144,14 +146,15 @@ def _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev):
         valid = (jnp.arange(chunk_size, dtype=jnp.int32) < nvalid)[:, None]
         return _chunk_stats(vals, valid, bins, lo, hi)
 
-    def local(key, cids, nvalids):
-        return lax.map(lambda a: one_chunk(key, a[0], a[1]), (cids, nvalids))
+    def local(key, cids, nvalids, operands):
+        return lax.map(lambda a: one_chunk(key, a[0], a[1], operands), (cids, nvalids))
 
     if ndev > 1:
         mesh = Mesh(np.array(jax.devices()[:ndev]), ("chunks",))
         spec = PartitionSpec("chunks")
         local = jax.shard_map(
-            local, mesh=mesh, in_specs=(PartitionSpec(), spec, spec), out_specs=spec
+            local, mesh=mesh, in_specs=(PartitionSpec(), spec, spec, PartitionSpec()),
+            out_specs=spec,
         )
     return jax.jit(local)
 
@@ -348,7 +351,11 @@ def stream(
     desc: str = "ofijax",
     devices: int | None = None,
 ) -> Summary:
-    """Run ``statistic(generate(key, chunk_index))`` over ⌈total / chunk_size⌉ chunks."""
+    """Run ``statistic(generate(key, chunk_index))`` over ⌈total / chunk_size⌉ chunks.
+
+    A ``generate`` with an ``operands()`` method returning a non-empty tuple of arrays is called
+    as ``generate(key, chunk_index, operands)`` with those arrays passed as jit arguments.
+    """
     lo, hi = float(range[0]), float(range[1])
     ndev = len(jax.devices()) if devices is None else int(devices)
     n_chunks = -(-total // chunk_size)
@@ -356,15 +363,20 @@ def stream(
         # about 2^24 samples per jitted call, at least one chunk per device
         chunks_per_block = max(1, (1 << 24) // chunk_size)
     per_block = -(-max(chunks_per_block, ndev) // ndev) * ndev
-    per_block = min(per_block, -(-n_chunks // ndev) * ndev)
+    # balance the blocks (one compiled shape) so that the last one is not mostly padding
+    n_blocks = -(-n_chunks // per_block)
+    even = -(-n_chunks // n_blocks)
+    per_block = -(-even // ndev) * ndev
     fn = _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev)
+    operands = generate.operands() if hasattr(generate, "operands") else ()
     acc = _Acc(bins)
     prog = _Progress(total, desc)
     try:
         for start in builtins.range(0, n_chunks, per_block):
             cids = np.arange(start, start + per_block, dtype=np.int64)
             nvalid = np.clip(total - cids * chunk_size, 0, chunk_size)
-            st = fn(key, jnp.asarray(cids.astype(np.int32)), jnp.asarray(nvalid.astype(np.int32)))
+            st = fn(key, jnp.asarray(cids.astype(np.int32)), jnp.asarray(nvalid.astype(np.int32)),
+                    operands)
             st = jax.tree.map(np.asarray, st)
             acc.add_chunks(st)
             prog.update(int(nvalid.sum()))

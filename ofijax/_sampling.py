@@ -9,8 +9,9 @@ on a given backend and XLA version.
 Exactness.
 * :func:`uniform_cms` draws one integer uniformly in [0, N(n)) from one 32-bit word (Lemire's
   multiply-shift with exact rejection; rejected rows are redrawn inside a ``lax.while_loop``, so
-  the result is exactly uniform) and unranks it in closed form (see
-  :mod:`ofijax._combinatorics`). When N(n) ≥ 2^32 (n ≥ 2950) it switches to stars and bars:
+  the result is exactly uniform) and decodes it: for n ≤ 255 by one gather from a packed table
+  of M(n) in rank order (a byte per cell), otherwise in closed form (see
+  :mod:`ofijax._combinatorics`); both give the same matrix for every rank. When N(n) ≥ 2^32 (n ≥ 2950) it switches to stars and bars:
   three exact uniform positions in [0, n + 3), redrawn while two coincide, sorted.
 * The multinomial, Dirichlet-multinomial and hypergeometric samplers draw TP, then FN | TP, then
   FP | TP, FN from their exact conditional laws (binomial, beta-binomial, hypergeometric) by
@@ -36,15 +37,22 @@ __all__ = [
     "uniform_below",
     "unrank_cms",
     "unrank_cms_jit",
+    "unrank_range",
+    "packed_table_np",
+    "packed_table",
+    "lookup_cms",
     "uniform_cms",
     "conditional_tables",
     "table_sample",
     "TABLE_MAX_N",
     "UNRANK_MAX_N",
+    "LUT_MAX_N",
 ]
 
 #: Largest n whose |M(n)| fits in an unsigned 32-bit rank.
 UNRANK_MAX_N = 2949
+#: Largest n served by the packed lookup table (one byte per cell; N(255) = 2,829,056 words).
+LUT_MAX_N = 255
 #: Largest n for the conditional inverse-CDF tables ((n + 1)² float32 per stage).
 TABLE_MAX_N = 2048
 
@@ -207,6 +215,30 @@ def _cbrt(x: jax.Array) -> jax.Array:
 
 
 
+def _unrank_m(s: jax.Array, n: int | jax.Array) -> jax.Array:
+    """m = n − TP: the least m with N(m) > s (uint32 s; cube-root estimate + exact corrections)."""
+    # (m + 2)³ − (m + 2) = 6 N(m).
+    y = _cbrt(6.0 * s.astype(jnp.float32) + 1.0)
+    m = jnp.clip(jnp.floor(y).astype(jnp.int32) - 2, 0, n)
+    for _ in range(2):
+        m = jnp.where((m < n) & (_num_cms_u32(m) <= s), m + 1, m)
+    return jnp.where((m > 0) & (_num_cms_u32(m - 1) > s), m - 1, m)
+
+
+def _unrank_tail(m: jax.Array, s2: jax.Array, n: int | jax.Array) -> jax.Array:
+    """Cells from m = n − TP and the int32 offset s2 < T(m + 1) inside the TP block."""
+    # k = m − FP + 1: least k with T(k) = k (k + 1) / 2 > s2.
+    k = jnp.floor((jnp.sqrt(8.0 * s2.astype(jnp.float32) + 1.0) - 1.0) * 0.5).astype(jnp.int32)
+    k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
+    k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
+    k = jnp.where((k > 1) & (((k - 1) * k) >> 1 > s2), k - 1, k)
+    fn = s2 - (((k - 1) * k) >> 1)
+    fp = m + 1 - k
+    tn = k - 1 - fn
+    tp = jnp.broadcast_to(n - m, fn.shape)
+    return _stack_cells(tp, fn, fp, tn)
+
+
 def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
     """Closed-form unranking of uint32 ranks in [0, N(n)) into int32 (..., 4) matrices.
 
@@ -219,23 +251,32 @@ def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
     if isinstance(n, int) and n > UNRANK_MAX_N:
         raise ValueError(f"n: unranking needs |M(n)| < 2^32, i.e. n ≤ {UNRANK_MAX_N}; got {n}.")
     s = rank.astype(jnp.uint32)
-    # m = n − TP: least m with N(m) > s; (m + 2)³ − (m + 2) = 6 N(m).
-    y = _cbrt(6.0 * s.astype(jnp.float32) + 1.0)
-    m = jnp.clip(jnp.floor(y).astype(jnp.int32) - 2, 0, n)
-    for _ in range(2):
-        m = jnp.where((m < n) & (_num_cms_u32(m) <= s), m + 1, m)
-    m = jnp.where((m > 0) & (_num_cms_u32(m - 1) > s), m - 1, m)
+    m = _unrank_m(s, n)
     s2 = (s - _num_cms_u32(m - 1)).astype(jnp.int32)  # offset inside the TP block, < T(m + 1) ≤ 4.4e6
-    # k = m − FP + 1: least k with T(k) = k (k + 1) / 2 > s2.
-    k = jnp.floor((jnp.sqrt(8.0 * s2.astype(jnp.float32) + 1.0) - 1.0) * 0.5).astype(jnp.int32)
-    k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
-    k = jnp.where((k * (k + 1)) >> 1 <= s2, k + 1, k)
-    k = jnp.where((k > 1) & (((k - 1) * k) >> 1 > s2), k - 1, k)
-    fn = s2 - (((k - 1) * k) >> 1)
-    fp = m + 1 - k
-    tn = k - 1 - fn
-    tp = jnp.broadcast_to(n - m, fn.shape)
-    return _stack_cells(tp, fn, fp, tn)
+    return _unrank_tail(m, s2, n)
+
+
+def unrank_range(base: jax.Array, size: int, n: int) -> jax.Array:
+    """``unrank_cms(base + arange(size), n)`` (uint32 scalar ``base``), cheaper on one TP block.
+
+    When the first and last ranks share TP (m = n − TP), every offset inside the block is
+    base − N(m − 1) + j and only the square-root stage runs per element (one ``lax.cond`` per
+    range); otherwise the full closed form runs. Same values as :func:`unrank_cms`.
+    """
+    base = jnp.asarray(base).astype(jnp.uint32)
+    ends = jnp.stack([base, base + jnp.uint32(size - 1)])
+    m_ends = _unrank_m(ends, n)
+    j = jnp.arange(size, dtype=jnp.uint32)
+
+    def one_block(_):
+        m0 = m_ends[0]
+        off = (base - _num_cms_u32(m0 - 1)).astype(jnp.int32)
+        return _unrank_tail(jnp.broadcast_to(m0, (size,)), off + j.astype(jnp.int32), n)
+
+    def general(_):
+        return unrank_cms(base + j, n)
+
+    return lax.cond(m_ends[0] == m_ends[1], one_block, general, None)
 
 
 unrank_cms_jit = jax.jit(unrank_cms)
@@ -264,12 +305,85 @@ def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array
     return cells.reshape(tuple(shape) + (4,))
 
 
+def packed_table_np(n: int) -> np.ndarray:
+    """All of M(n) in rank order, one uint32 per matrix: TP | FN << 8 | FP << 16 | TN << 24.
+
+    Only for n ≤ :data:`LUT_MAX_N` (each cell fits a byte). Cached per n (NumPy; N(255) words
+    are 11 MB).
+    """
+    if not 0 <= n <= LUT_MAX_N:
+        raise ValueError(f"n: the packed table needs 0 ≤ n ≤ {LUT_MAX_N}; got {n}.")
+    return _packed_table_np(int(n))
+
+
+@functools.lru_cache(maxsize=8)
+def _packed_table_np(n: int) -> np.ndarray:
+    blocks = []
+    for m in range(n + 1):  # m = n − TP; inside: k − 1 = row ascending (FP descending), FN = col
+        row, col = np.tril_indices(m + 1)
+        row = row.astype(np.uint32)
+        col = col.astype(np.uint32)
+        fp = np.uint32(m) - row
+        tn = row - col
+        blocks.append(np.uint32(n - m) | (col << 8) | (fp << 16) | (tn << 24))
+    out = np.concatenate(blocks).astype(np.uint32)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def packed_table(n: int) -> jax.Array:
+    """:func:`packed_table_np` as a (cached, concrete) JAX array on the default device."""
+    with jax.ensure_compile_time_eval():
+        return jnp.asarray(packed_table_np(n))
+
+
+@functools.lru_cache(maxsize=1)
+def _bitcast_little_endian() -> bool:
+    with jax.ensure_compile_time_eval():
+        b = lax.bitcast_convert_type(jnp.uint32(0x04030201), jnp.uint8)
+        return [int(v) for v in np.asarray(b)] == [1, 2, 3, 4]
+
+
+def lookup_cms(rank: jax.Array, table: jax.Array) -> jax.Array:
+    """int32 (..., 4) matrices of ranks in [0, len(table)) from a :func:`packed_table`.
+
+    Out-of-range ranks give unspecified rows (callers mask them).
+    """
+    words = table.at[rank].get(mode="promise_in_bounds")
+    if _bitcast_little_endian():
+        # one (..., 4) uint8 view of each word: fuses into consumers without a stack
+        return lax.bitcast_convert_type(words, jnp.uint8).astype(jnp.int32)
+    return jnp.stack(
+        [((words >> (8 * i)) & jnp.uint32(0xFF)).astype(jnp.int32) for i in range(4)], axis=-1
+    )  # pragma: no cover - big-endian backends
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _uniform_cms_lut(key: jax.Array, table: jax.Array, n: int, shape: tuple[int, ...]):
+    return lookup_cms(uniform_below(key, num_cms(n), shape), table)
+
+
 @functools.partial(jax.jit, static_argnums=(1, 2))
-def uniform_cms(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
-    """Exactly uniform draws from M(n), int32 (*shape, 4)."""
+def _uniform_cms_closed(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
+    return unrank_cms(uniform_below(key, num_cms(n), shape), n)
+
+
+def uniform_cms(key: jax.Array, n: int, shape: tuple[int, ...], table=None) -> jax.Array:
+    """Exactly uniform draws from M(n), int32 (*shape, 4).
+
+    The rank is uniform on [0, N(n)) (:func:`uniform_below`); it is decoded by the packed lookup
+    table for n ≤ :data:`LUT_MAX_N` (``table`` = :func:`packed_table` (n), which callers that jit
+    around this should pass as an argument rather than close over), by the closed form up to
+    :data:`UNRANK_MAX_N`, and stars and bars beyond. The three decoders agree exactly, so the draws
+    for a given key do not depend on which one runs.
+    """
+    shape = tuple(shape)
     if n > UNRANK_MAX_N:
         return _stars_and_bars(key, n, shape)
-    return unrank_cms(uniform_below(key, num_cms(n), shape), n)
+    if n <= LUT_MAX_N:
+        return _uniform_cms_lut(key, packed_table(n) if table is None else table, n, shape)
+    return _uniform_cms_closed(key, n, shape)
 
 
 # ---------------------------------------------------------------- conditional inverse-CDF tables

@@ -641,6 +641,18 @@ class _Sampler:
     n: int
     params: tuple = ()
 
+    def operands(self) -> tuple:
+        """Arrays the sampler reads (passed as jit arguments by :func:`monte_carlo`)."""
+        if self.kind == "uniform" and self.n <= _S.LUT_MAX_N:
+            return (_S.packed_table(self.n),)
+        return ()
+
+    def draw(self, operands: tuple, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+        if self.kind == "uniform":
+            table = operands[0] if operands else None
+            return _S.uniform_cms(key, self.n, _check_shape(shape), table)
+        return self(key, shape)
+
     def __call__(self, key: jax.Array, shape: Sequence[int]) -> jax.Array:
         if self.kind == "uniform":
             return sample_uniform(key, self.n, shape)
@@ -651,14 +663,34 @@ class _Sampler:
         return subsample(key, self.params, self.n, shape)
 
 
+def _operands(sampler: Callable) -> tuple:
+    """Arrays a library sampler reads (empty for user samplers)."""
+    return sampler.operands() if isinstance(sampler, (_Sampler, _PairSampler)) else ()
+
+
+def _draw(sampler: Callable, operands: tuple, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+    if isinstance(sampler, (_Sampler, _PairSampler)):
+        return sampler.draw(operands, key, shape)
+    return sampler(key, shape)
+
+
 @dataclass(frozen=True)
 class _PairSampler:
     first: Callable
     second: Callable
 
-    def __call__(self, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+    def operands(self) -> tuple:
+        return (_operands(self.first), _operands(self.second))
+
+    def draw(self, operands: tuple, key: jax.Array, shape: Sequence[int]) -> jax.Array:
         k0, k1 = jax.random.split(key)
-        return jnp.stack([self.first(k0, shape), self.second(k1, shape)], axis=-2)
+        return jnp.stack(
+            [_draw(self.first, operands[0], k0, shape), _draw(self.second, operands[1], k1, shape)],
+            axis=-2,
+        )
+
+    def __call__(self, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+        return self.draw(self.operands(), key, shape)
 
 
 @dataclass(frozen=True)
@@ -714,8 +746,11 @@ class _SampleGen:
     sampler: Callable
     chunk: int
 
-    def __call__(self, key, cid):
-        return self.sampler(jax.random.fold_in(key, cid), (self.chunk,))
+    def operands(self) -> tuple:
+        return _operands(self.sampler)
+
+    def __call__(self, key, cid, operands=()):
+        return _draw(self.sampler, operands, jax.random.fold_in(key, cid), (self.chunk,))
 
 
 @dataclass(frozen=True)
@@ -723,10 +758,17 @@ class _RankGen:
     n: int
     chunk: int
 
-    def __call__(self, key, cid):
+    def operands(self) -> tuple:
+        return (_S.packed_table(self.n),) if self.n <= _S.LUT_MAX_N else ()
+
+    def __call__(self, key, cid, operands=()):
         del key
         base = cid.astype(jnp.uint32) * jnp.uint32(self.chunk)
-        return _S.unrank_cms(base + jnp.arange(self.chunk, dtype=jnp.uint32), self.n)
+        if operands:
+            ranks = jnp.minimum(base + jnp.arange(self.chunk, dtype=jnp.uint32),
+                                jnp.uint32(_C.num_cms(self.n) - 1))  # tail rows are masked
+            return _S.lookup_cms(ranks, operands[0])
+        return _S.unrank_range(base, self.chunk, self.n)
 
 
 def _check_hist(bins: Any, range: Any, chunk_size: Any) -> tuple[int, tuple[float, float], int]:

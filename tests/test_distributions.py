@@ -6,6 +6,7 @@ import itertools
 import math
 from fractions import Fraction
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -91,6 +92,51 @@ def test_jax_unranking_at_every_block_boundary():
     assert (got == ref).all()
     assert (D.rank_confusion_matrix(got) == ranks).all()
     assert (got.sum(-1) == nn).all()
+
+
+def test_packed_lookup_table_is_the_enumeration():
+    for n in (0, 1, 2, 5, 17, 40):
+        table = S.packed_table(n)
+        assert table.dtype == jnp.uint32 and table.shape == (C.num_cms(n),)
+        got = np.asarray(S.lookup_cms(jnp.arange(C.num_cms(n), dtype=jnp.uint32), table))
+        assert got.dtype == np.int32
+        assert (got == C.enumerate_cms(n)).all()
+        closed = np.asarray(S.unrank_cms_jit(jnp.arange(C.num_cms(n), dtype=jnp.uint32), np.int32(n)))
+        assert (got == closed).all()
+    # largest table: random ranks, both block ends and the last rank against the closed form
+    n = S.LUT_MAX_N
+    rng = np.random.default_rng(3)
+    ranks = np.concatenate([rng.integers(0, C.num_cms(n), 20_000),
+                            [C.num_cms(m) - d for m in (0, 100, n) for d in (1, 0) if C.num_cms(m) - d < C.num_cms(n)],
+                            [0, C.num_cms(n) - 1]]).astype(np.uint32)
+    got = np.asarray(S.lookup_cms(jnp.asarray(ranks), S.packed_table(n)))
+    ref = np.asarray(S.unrank_cms_jit(jnp.asarray(ranks), np.int32(n)))
+    assert (got == ref).all()
+    assert (D.rank_confusion_matrix(got) == ranks).all()
+    with pytest.raises(ValueError, match="n:"):
+        S.packed_table_np(S.LUT_MAX_N + 1)
+
+
+_unrank_range = jax.jit(S.unrank_range, static_argnums=(1, 2))
+
+
+def test_unrank_range_equals_closed_form():
+    # ranges inside one TP block (fast path) and across many blocks (general path)
+    for n, size in ((40, 64), (300, 256), (1000, 4096)):
+        N = C.num_cms(n)
+        bases = [0, 1, 5, 100, N // 3, C.num_cms(n - 1) - size // 2, C.num_cms(n - 1), N - size]
+        for base in bases:
+            got = np.asarray(_unrank_range(jnp.uint32(base), size, n))
+            ref = np.asarray(S.unrank_cms_jit(jnp.uint32(base) + jnp.arange(size, dtype=jnp.uint32),
+                                              np.int32(n)))
+            assert (got == ref).all(), (n, size, base)
+            assert (D.rank_confusion_matrix(got) == base + np.arange(size)).all()
+    # reduce_all's chunk generator: lookup table and closed form give the same chunks
+    gen = D._RankGen(40, 256)
+    cids = jnp.arange(C.num_cms(40) // 256, dtype=jnp.int32)
+    a = jax.jit(jax.vmap(lambda c, ops: gen(None, c, ops), (0, None)))(cids, gen.operands())
+    b = jax.jit(jax.vmap(lambda c: gen(None, c)))(cids)
+    assert (np.asarray(a) == np.asarray(b)).all()
 
 
 @pytest.mark.parametrize("n", NS)

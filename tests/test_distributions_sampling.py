@@ -180,6 +180,23 @@ def test_subsample_whole_group():
     assert (cms == np.array([3, 1, 4, 2])).all()
 
 
+def test_uniform_sampler_table_paths_agree():
+    # lookup table (n ≤ LUT_MAX_N) and closed form give the draws of unranking the ranks
+    key = jax.random.key(11)
+    k0, k1 = jax.random.split(key)
+    refs = []
+    for k, n in ((k0, 30), (k1, S.LUT_MAX_N + 1)):
+        ranks = S.uniform_below(k, C.num_cms(n), (500,))
+        refs.append(np.asarray(S.unrank_cms_jit(ranks, np.int32(n))))
+        assert (np.asarray(D.sample_uniform(k, n, (500,))) == refs[-1]).all()
+    # table passed as a jit argument (as monte_carlo does) == table closed over
+    pair = D.pair_sampler(D.uniform_sampler(30), D.uniform_sampler(S.LUT_MAX_N + 1))
+    a = np.asarray(pair(key, (500,)))
+    b = np.asarray(jax.jit(lambda k, ops: pair.draw(ops, k, (500,)))(key, pair.operands()))
+    assert (a == b).all()
+    assert (a[:, 0] == refs[0]).all() and (a[:, 1] == refs[1]).all()
+
+
 def test_sampler_objects_are_hashable_and_equal():
     assert D.uniform_sampler(5) == D.uniform_sampler(5)
     assert hash(D.multinomial_sampler(5, [0.25] * 4)) == hash(D.multinomial_sampler(5, [0.25] * 4))
