@@ -48,7 +48,10 @@ def _np_score(y, p, direction="positive"):
 
 
 def test_public_surface():
-    assert set(scan.__all__) == {"ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"}
+    assert {"ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"} <= set(scan.__all__)
+    assert {"fpr_scan", "tpr_scan", "ijdi_scan", "IJDIResult"} <= set(scan.__all__)
+    for name in scan.__all__:
+        assert hasattr(scan, name), name
     assert ScanResult._fields[:5] == ("subset", "score", "q", "size", "mask")
     assert ScanResult._fields[-2:] == ("p_value", "null_scores")
 
@@ -141,3 +144,17 @@ def test_bad_inputs():
         score_subset(df, y, p, {"nope": ["x"]})
     with pytest.raises(ValueError, match="value 'zz' of column 'race' does not occur"):
         score_subset(df, y, p, {"race": ["zz"]})
+
+
+def test_bias_scan_randomization_option():
+    """bias_scan(num_replicates=R) runs the search-aware test: a strong effect gives 1/(R+1)."""
+    df, y, p = _data(varying=False)
+    res = bias_scan(df, y, p, penalty=0.5, num_replicates=19, key=jax.random.key(3))
+    assert res.subset == {"race": ("b",), "age": (30, 40)}
+    assert res.p_value == pytest.approx(1 / 20)
+    assert np.asarray(res.null_scores).shape == (19,)
+    assert np.all(np.asarray(res.null_scores) < res.score)
+    with pytest.raises(ValueError, match="null"):
+        bias_scan(df, y, p, num_replicates=5, null="bootstrap")
+    with pytest.raises(ValueError, match="num_replicates"):
+        bias_scan(df, y, p, num_replicates=-1)

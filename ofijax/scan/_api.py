@@ -175,6 +175,9 @@ def bias_scan(
     basis: str = "auto",
     max_steps: int | None = None,
     value_labels=None,
+    num_replicates: int = 0,
+    null: str = "bernoulli",
+    replicate_chunk: int | None = None,
 ) -> ScanResult:
     r"""Bias Scan (MDSS): the subgroup whose outcomes deviate most from their expectations.
 
@@ -209,9 +212,15 @@ def bias_scan(
         ``"chebyshev"``; the Chebyshev basis is accurate to ~1e-13 per row (see ``_basis``).
       max_steps: cap on coordinate-ascent steps per restart (default 20·M + 50).
       value_labels: optional labels per column for integer-coded array input.
+      num_replicates: R ≥ 0 randomization replicates for a search-aware p-value (0: no test,
+        ``p_value`` is NaN). Each replicate reruns the whole multi-start scan on null data and
+        ``p_value = (1 + #{F* ≥ F}) / (R + 1)``; replicates run as vmapped batches.
+      null: ``"bernoulli"`` (y* ~ Bernoulli(p), Bias Scan's parametric null) or ``"permutation"``
+        (attribute rows permuted relative to (y, p); exact under exchangeability).
+      replicate_chunk: replicates per batch (bounds memory; default chosen from the data size).
 
     Returns:
-      :class:`ScanResult`.
+      :class:`ScanResult` (with ``p_value`` and ``null_scores`` when ``num_replicates > 0``).
 
     Examples:
       >>> import numpy as np, pandas as pd
@@ -232,6 +241,9 @@ def bias_scan(
         raise ValueError(f"num_restarts: must be an integer ≥ 1; got {num_restarts!r}.")
     if max_steps is not None and (not isinstance(max_steps, int | np.integer) or max_steps < 1):
         raise ValueError(f"max_steps: must be an integer ≥ 1 or None; got {max_steps!r}.")
+    from ._randomization import check_randomization_args
+
+    check_randomization_args(num_replicates, null, replicate_chunk)
     enc, y, p = _prepare(data, observations, expectations, value_labels)
     with jax.enable_x64(True):
         key = jax.random.key(0) if key is None else key
@@ -240,8 +252,19 @@ def bias_scan(
             key, problem, Phi, Y, b, penalty=pen, num_restarts=int(num_restarts),
             max_steps=None if max_steps is None else int(max_steps),
         )
-        return _result(enc, problem, Phi, Y, b, raw.mask, raw.listed, raw.score, raw.log_q,
-                       raw.converged)
+        res = _result(enc, problem, Phi, Y, b, raw.mask, raw.listed, raw.score, raw.log_q,
+                      raw.converged)
+        if num_replicates:
+            from ._randomization import bias_scan_null_scores
+
+            rt = bias_scan_null_scores(
+                key, problem, b, y, p, penalty=pen, num_restarts=int(num_restarts),
+                max_steps=None if max_steps is None else int(max_steps),
+                num_replicates=num_replicates, null=null, replicate_chunk=replicate_chunk,
+                observed_score=res.score,
+            )
+            res = res._replace(p_value=rt.p_value, null_scores=rt.null_scores)
+        return res
 
 
 def _subset_arrays(enc: Encoded, subset: dict, v_max: int):
