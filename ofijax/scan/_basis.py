@@ -1,0 +1,332 @@
+"""Cell feature bases: represent Σ_i log(1 - p_i + p_i·e^t) over a set of rows as a dot product.
+
+Work in t = log q. Each row contributes ``g_p(t) = log(1 - p + p·e^t) = log1p(p·expm1(t))`` to
+``F_S(t) = Σ_{i∈S} g_{p_i}(t)``; the Bernoulli log-likelihood ratio of a set is
+``G_S(t) = Y_S·t - F_S(t)`` (concave in t). A *basis* is a fixed list of functions
+``φ(t) = (φ_0(t), …, φ_{K-1}(t))`` together with a per-row linear feature map, so that for every set of
+rows ``F_S(t) = Φ_S · φ(t)`` and ``F'_S(t) = Φ_S · φ'(t)`` with ``Φ_S = Σ_{i∈S} Φ_i``. Aggregating over
+cells, restarts or replicates is then a linear sum of K numbers per cell.
+
+Two bases:
+
+* ``exact`` (few distinct p values, e.g. constant p for FPR-Scan or decile scores): ``φ_k = g_{p_k}``
+  and ``Φ_i = one_hot(k(i))``; exact to float64 round-off.
+* ``chebyshev`` (continuous p): ``φ_k(t) = T_k(x(t))`` on the side of the bracket in use,
+  ``[0, T_hi]`` (positive direction) or ``[T_lo, 0]`` (negative), ``x`` the affine map onto [-1, 1]
+  and ``Φ_i`` the Chebyshev interpolation coefficients of ``g_{p_i}`` at K Chebyshev points.
+
+Chebyshev error bound. ``g_p(t)`` has its complex singularities where ``1 - p + p·e^t = 0``, i.e. at
+``t = log((1-p)/p) ± iπ(2j+1)``: on the lines ``Im t = ±π`` for *every* p. On an interval of
+half-width h they sit at ``Im x = ±π/h``, so ``g_p`` is analytic inside the Bernstein ellipse with
+``ρ = b + sqrt(b² + 1)``, ``b = π/h``, uniformly in p, and the degree-(K-1) interpolant converges like
+``O(ρ^{-K})``. Measured over p ∈ [0, 1] (a 200-point grid plus p ∈ {1e-12, …, 1 - 1e-12}), the max
+error on the interval is ≤ 0.4·ρ^{-K} until round-off takes over; :func:`chebyshev_degree`
+therefore takes the smallest K with ``ρ^{-K} ≤ tol`` (``tol = 1e-13``). Stated bound, per row:
+``|F_cheb - F| ≤ ρ^{-K} + 4·K·T·ε`` (T = max |t| on the interval, ε = 2.2e-16: round-off of the
+transform, ≈ 8e-13 for the default bracket), so a set of n rows is off by at most n times that
+(≈ 1e-5 absolute at n = 10^7 in the worst case; typical errors are far smaller); F' loses a further
+factor ≈ K²/h. For the default bracket q ∈ [1e-6, 1e6] (h = 6.91, ρ = 1.553) this
+gives K = 68; for AIF360's [1e-3, 1e3] (ρ = 2.26) K = 37. ``tests/test_scan_basis.py`` checks the
+bound against row-level evaluation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "Basis",
+    "EXACT_MAX_VALUES",
+    "chebyshev_degree",
+    "make_basis",
+    "basis_eval",
+    "features",
+    "row_values",
+    "RowLayout",
+    "make_layout",
+    "layout_group",
+]
+
+#: Largest number of distinct p values for which ``basis="auto"`` picks the exact basis.
+EXACT_MAX_VALUES = 64
+#: Rows per chunk in :func:`features` (bounds the (chunk, K) temporary to a few tens of MB).
+_CHUNK = 1 << 15
+
+
+@partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["t_lo", "t_hi", "values"],
+    meta_fields=["kind"],
+)
+@dataclasses.dataclass(frozen=True)
+class Basis:
+    """A feature basis on the interval ``[t_lo, t_hi]`` of t = log q (one side of 0).
+
+    Attributes:
+      kind: ``"exact"`` or ``"chebyshev"`` (static).
+      t_lo, t_hi: the search interval for t (0-d arrays, traced, so both directions share one
+        compilation); ``t_lo = 0`` for the positive direction (q ≥ 1), ``t_hi = 0`` for the
+        negative one (q ≤ 1).
+      values: ``(K,)`` array: the distinct p values (exact) or the Chebyshev nodes in t (chebyshev).
+        Its length is the number of features K.
+    """
+
+    kind: str
+    t_lo: jax.Array
+    t_hi: jax.Array
+    values: jax.Array
+
+    @property
+    def num_features(self) -> int:
+        return int(self.values.shape[0])
+
+    def endpoints(self) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+        """φ(t_lo), φ'(t_lo), φ(t_hi), φ'(t_hi), each (K,)."""
+        f, df = basis_eval(self, jnp.stack([self.t_lo, self.t_hi]))
+        return f[0], df[0], f[1], df[1]
+
+
+def chebyshev_degree(t_lo: float, t_hi: float, tol: float = 1e-13) -> int:
+    """Number of Chebyshev features K with ``ρ^{-K} ≤ tol`` on ``[t_lo, t_hi]`` (see module doc).
+
+    Examples:
+      >>> import math
+      >>> chebyshev_degree(0.0, math.log(1e6)), chebyshev_degree(0.0, math.log(1e3))
+      (68, 37)
+    """
+    h = 0.5 * (t_hi - t_lo)
+    if h <= 0:
+        return 1
+    b = math.pi / h
+    rho = b + math.sqrt(b * b + 1.0)
+    k = math.ceil(math.log(1.0 / tol) / math.log(rho))
+    return int(min(max(k, 8), 160))
+
+
+def _cheb_nodes_x(k: int) -> np.ndarray:
+    j = np.arange(k)
+    return np.cos(np.pi * (j + 0.5) / k)
+
+
+def _cheb_transform(k: int) -> np.ndarray:
+    """(K, K) matrix M with coefficients = values_at_nodes @ M.T (Chebyshev points of the 1st kind)."""
+    j = np.arange(k)
+    m = np.cos(np.pi * np.outer(np.arange(k), j + 0.5) / k) * (2.0 / k)
+    m[0] *= 0.5
+    return m
+
+
+def make_basis(
+    kind: str,
+    *,
+    direction: str,
+    q_bounds: tuple[float, float] = (1e-6, 1e6),
+    p_values=None,
+    num_features: int | None = None,
+) -> Basis:
+    """Build a :class:`Basis` for one direction.
+
+    Args:
+      kind: ``"exact"`` (then ``p_values``, the distinct expectations, is required) or
+        ``"chebyshev"``.
+      direction: ``"positive"`` (t ∈ [0, log q_hi]) or ``"negative"`` (t ∈ [log q_lo, 0]).
+      q_bounds: the bracket for q.
+      p_values: distinct p values for the exact basis (sorted here).
+      num_features: Chebyshev K; default :func:`chebyshev_degree` of the interval.
+    """
+    q_lo, q_hi = (float(q_bounds[0]), float(q_bounds[1]))
+    if direction == "positive":
+        t_lo, t_hi = 0.0, math.log(q_hi)
+    else:
+        t_lo, t_hi = math.log(q_lo), 0.0
+    check = ("exact", "chebyshev")
+    if kind not in check:
+        raise ValueError(f"kind: must be one of {check}; got {kind!r}.")
+    if kind == "exact":
+        vals = np.unique(np.asarray(p_values, dtype=np.float64))
+        values = vals
+    else:
+        k = num_features or chebyshev_degree(t_lo, t_hi)
+        values = 0.5 * (t_lo + t_hi) + 0.5 * (t_hi - t_lo) * _cheb_nodes_x(k)
+    with jax.enable_x64(True):
+        return Basis(
+            kind,
+            jnp.asarray(t_lo, dtype=jnp.float64),
+            jnp.asarray(t_hi, dtype=jnp.float64),
+            jnp.asarray(values, dtype=jnp.float64),
+        )
+
+
+def basis_eval(basis: Basis, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """φ(t) and φ'(t), each of shape ``t.shape + (K,)``, so ``F(t) = Φ·φ(t)``, ``F'(t) = Φ·φ'(t)``."""
+    t = jnp.asarray(t)[..., None]
+    if basis.kind == "exact":
+        p = basis.values
+        x = jnp.expm1(t)
+        den = 1.0 + p * x  # = 1 - p + p e^t > 0
+        return jnp.log1p(p * x), p * (1.0 + x) / den
+    k = basis.num_features
+    half = 0.5 * (basis.t_hi - basis.t_lo)
+    mid = 0.5 * (basis.t_hi + basis.t_lo)
+    x = jnp.clip((t - mid) / half, -1.0, 1.0)
+    theta = jnp.arccos(x)
+    kk = jnp.arange(k, dtype=t.dtype)
+    phi = jnp.cos(kk * theta)
+    s = jnp.sin(theta)
+    small = jnp.abs(s) < 1e-12
+    # T_k'(x) = k sin(kθ)/sin θ; limits k² at x = 1 and (-1)^{k+1} k² at x = -1.
+    limit = jnp.where(x > 0, kk * kk, jnp.where(kk % 2 == 1, 1.0, -1.0) * kk * kk)
+    dphi = jnp.where(small, limit, kk * jnp.sin(kk * theta) / jnp.where(small, 1.0, s))
+    return phi, dphi / half
+
+
+def row_values(basis: Basis, p: jax.Array) -> jax.Array:
+    """Per-row features ``(..., K)`` (before the Chebyshev transform): one-hot or g_p at the nodes."""
+    p = jnp.asarray(p)
+    if basis.kind == "exact":
+        idx = jnp.clip(jnp.searchsorted(basis.values, p), 0, basis.num_features - 1)
+        return jax.nn.one_hot(idx, basis.num_features, dtype=p.dtype)
+    e = jnp.expm1(basis.values)
+    return jnp.log1p(p[..., None] * e)
+
+
+class RowLayout(NamedTuple):
+    """Rows regrouped into blocks of ``G`` rows of a single cell (padding slots hold row ``N``).
+
+    Built once by :func:`make_layout`; lets :func:`features` multiply ``G`` factors
+    ``1 - p + p e^t`` before one ``log`` and scatter ``G``-times fewer terms into the cells.
+    """
+
+    slot_row: jax.Array  # (B·G,) int32: row index of each slot, N for padding
+    block_cell: jax.Array  # (B,) int32: the cell of each block
+    group: int  # G
+
+
+def layout_group(basis_or_bound) -> int:
+    """Largest block size G ≤ 32 such that a product of G factors stays inside float64 range."""
+    if isinstance(basis_or_bound, Basis):
+        bound = max(abs(float(basis_or_bound.t_lo)), abs(float(basis_or_bound.t_hi)))
+    else:
+        bound = float(basis_or_bound)
+    return int(max(1, min(32, 600.0 // max(bound, 1e-12))))
+
+
+def _stable_argsort(x: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative ints < 2^32 by 16-bit LSD radix passes (NumPy's radix sort)."""
+    if x.size == 0 or int(x.max()) < (1 << 16):
+        return np.argsort(x.astype(np.uint16), kind="stable")
+    o1 = np.argsort((x & 0xFFFF).astype(np.uint16), kind="stable")
+    o2 = np.argsort((x[o1] >> 16).astype(np.uint16), kind="stable")
+    return o1[o2]
+
+
+def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
+    """Group the rows of each cell into blocks of ``group`` rows (NumPy, once per problem)."""
+    row_cell = np.asarray(row_cell, dtype=np.int64)
+    n = row_cell.size
+    order = _stable_argsort(row_cell)
+    counts = np.bincount(row_cell, minlength=num_cells)
+    cell_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    blocks = -(-counts // group)
+    block_start = np.concatenate([[0], np.cumsum(blocks)[:-1]])
+    sorted_cell = row_cell[order]
+    rank = np.arange(n) - cell_start[sorted_cell]
+    slot = block_start[sorted_cell] * group + rank
+    total = int(blocks.sum())
+    slot_row = np.full(total * group, n, dtype=np.int32)
+    slot_row[slot] = order
+    block_cell = np.repeat(np.arange(num_cells, dtype=np.int32), blocks)
+    return RowLayout(jnp.asarray(slot_row), jnp.asarray(block_cell), int(group))
+
+
+@partial(jax.jit, static_argnames=("num_cells", "group"))
+def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
+    k = basis.num_features
+    p_ext = jnp.concatenate([jnp.asarray(p_rows, jnp.float64), jnp.zeros(1, jnp.float64)])
+    nb = block_cell.shape[0]
+    chunk_blocks = max(1, min(nb, _CHUNK // group))
+    pad = (-nb) % chunk_blocks
+    slots = jnp.concatenate([slot_row, jnp.full(pad * group, p_rows.shape[0], jnp.int32)])
+    cells = jnp.concatenate([block_cell, jnp.full(pad, num_cells, jnp.int32)])
+    slots = slots.reshape(-1, chunk_blocks, group)
+    cells = cells.reshape(-1, chunk_blocks)
+    e = jnp.expm1(basis.values)
+
+    def body(acc, xs):
+        sl, ce = xs
+        pb = p_ext[sl]  # (chunk, G); padding slots p = 0 -> factor exactly 1
+        prod = jnp.prod(1.0 + pb[..., None] * e, axis=1)  # (chunk, K)
+        return acc + jax.ops.segment_sum(jnp.log(prod), ce, num_segments=num_cells), None
+
+    vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, k), jnp.float64), (slots, cells))
+    return vals @ jnp.asarray(_cheb_transform(k)).T
+
+
+@partial(jax.jit, static_argnames=("num_cells",))
+def _features(p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis) -> jax.Array:
+    """Cell features ``Φ`` of shape ``(num_cells, K)``: pure, jittable, linear in the rows.
+
+    ``Φ_c = Σ_{i: row_cell[i] = c} Φ_i`` where, for the exact basis, ``Φ_i`` is the one-hot of
+    ``p_i`` among ``basis.values`` (p_i must be one of them; no check under ``jit``) and, for the
+    Chebyshev basis, the Chebyshev coefficients of ``g_{p_i}``. Rows are processed in chunks of
+    32768 so memory stays at O(chunk·K + num_cells·K). Rows with ``row_cell`` outside
+    ``[0, num_cells)`` are dropped. Requires float64 (``jax.enable_x64``).
+    """
+    p_rows = jnp.asarray(p_rows, dtype=jnp.float64)
+    row_cell = jnp.asarray(row_cell, dtype=jnp.int32)
+    k = basis.num_features
+    n = p_rows.shape[0]
+    if basis.kind == "exact":
+        idx = jnp.clip(jnp.searchsorted(basis.values, p_rows), 0, k - 1)
+        flat = jnp.where(
+            (row_cell >= 0) & (row_cell < num_cells), row_cell * k + idx, num_cells * k
+        )
+        counts = jax.ops.segment_sum(
+            jnp.ones_like(p_rows), flat, num_segments=num_cells * k + 1
+        )
+        return counts[: num_cells * k].reshape(num_cells, k)
+    chunk = min(_CHUNK, max(n, 1))
+    pad = (-n) % chunk
+    pp = jnp.concatenate([p_rows, jnp.zeros(pad, p_rows.dtype)]).reshape(-1, chunk)
+    cc = jnp.concatenate([row_cell, jnp.zeros(pad, jnp.int32)]).reshape(-1, chunk)
+    e = jnp.expm1(basis.values)
+
+    def body(acc, xs):
+        pc, ci = xs
+        g = jnp.log1p(pc[:, None] * e[None, :])  # padded rows: p = 0 -> exactly 0
+        return acc + jax.ops.segment_sum(g, ci, num_segments=num_cells), None
+
+    vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, k), jnp.float64), (pp, cc))
+    m = jnp.asarray(_cheb_transform(k))
+    return vals @ m.T
+
+
+def features(
+    p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis,
+    layout: RowLayout | None = None,
+) -> jax.Array:
+    """Cell features ``Φ`` of shape ``(num_cells, K)``: pure, jittable, linear in the rows.
+
+    ``Φ_c = Σ_{i: row_cell[i] = c} Φ_i`` where, for the exact basis, ``Φ_i`` is the one-hot of
+    ``p_i`` among ``basis.values`` (p_i must be one of them; no check under ``jit``) and, for the
+    Chebyshev basis, the Chebyshev coefficients of ``g_{p_i}``. Rows are processed in chunks of
+    32768 so memory stays at O(chunk·K + num_cells·K). Rows with ``row_cell`` outside
+    ``[0, num_cells)`` are dropped. Requires float64 (``jax.enable_x64``).
+
+    ``layout`` (optional, from :func:`make_layout` with the same ``row_cell``) switches the
+    Chebyshev path to block products: ``Σ_i log(1 + p_i x) = log Π_i (1 + p_i x)`` over blocks of G
+    rows of one cell, G-times fewer logs and scatter-adds (≈4× faster at 10^6 rows); round-off
+    stays at the level of G float64 products (~G·1e-16 relative per block).
+    """
+    if layout is not None and basis.kind == "chebyshev":
+        return _features_blocked(
+            p_rows, layout.slot_row, layout.block_cell, num_cells, basis, layout.group
+        )
+    return _features(p_rows, row_cell, num_cells, basis)

@@ -1,0 +1,395 @@
+"""The Bias Scan engine: pure, jittable functions on cell arrays.
+
+This module is the internal interface that FPR-/TPR-/IJDI-Scan and the randomization tests build on.
+It is stable; everything here runs on arrays and needs float64 (wrap calls in
+``with jax.enable_x64(True):``; the public entry points in :mod:`ofijax.scan` do that).
+
+Data model
+----------
+Rows are compressed once into the occupied *cells* of the attribute table (:class:`Problem`). All
+per-row information the scan needs is linear in the rows and aggregated per cell:
+
+* ``Phi = features(p_rows, problem.row_cell, problem.num_cells, basis)``: ``(C, K)`` basis
+  features such that ``Σ_{i∈S} log(1 - p_i + p_i e^t) = (Σ_{c∈S} Phi_c) · φ(t)`` (see
+  :mod:`._basis`).
+* ``Y = outcome_counts(y_rows, problem.row_cell, problem.num_cells)``: ``(C,)`` outcome counts.
+
+A subgroup is a pair ``(mask (M, V_max) bool, listed (M,) bool)``: attribute m is constrained iff
+``listed[m]`` and then allows the values v with ``mask[m, v]``. Its penalised score is
+
+    score = max_{t ∈ [t_lo, t_hi]} (Y_S·t - Phi_S·φ(t)) - penalty · Σ_{m listed} |mask[m]|,
+
+with t = log q restricted to the direction's side of 0 by the basis (so the direction lives in the
+basis; ``scan_arrays`` / ``score_arrays`` take none).
+
+Interface
+---------
+::
+
+    problem = make_problem(codes, n_values)                       # NumPy, once
+    Phi = features(p_rows, problem.row_cell, problem.num_cells, basis)    # pure, jit
+    Y = outcome_counts(y_rows, problem.row_cell, problem.num_cells)       # pure, jit
+    raw = scan_arrays(key, problem, Phi, Y, basis, penalty=..., num_restarts=..., max_steps=...)
+    score, log_q = score_arrays(problem, Phi, Y, basis, mask, listed, penalty=...)
+    rows = row_mask(problem, raw.mask, raw.listed)                # (N,) bool
+
+``scan_arrays`` is jitted (``num_restarts`` and ``max_steps`` static, ``penalty`` traced) and can be
+``jax.vmap``-ed over ``(key, Phi, Y)`` with ``problem`` and ``basis`` held fixed, e.g. for randomization
+replicates. For permutation nulls that re-map rows to cells, call :func:`features` with the permuted
+``row_cell``.
+
+Search (MDSS, Neill et al.)
+---------------------------
+Coordinate ascent per restart: pick a random unvisited attribute, drop its constraint, optimise its
+value set exactly given the others (:func:`attribute_step`), re-score with the full penalty; if the
+score rose by more than 1e-6 mark all attributes unvisited; mark this one visited; stop when all are
+visited or after ``max_steps`` steps (then ``converged`` is False). Restarts are a batch axis run in
+lock-step: restart 0 starts from the whole data, the others from a random subgroup (ρ ~ U(0,1),
+attributes in random order, each value kept with probability ρ, the constraint kept only if it excludes
+a value and ≥ 10 rows remain). The best restart wins (ties: lowest index).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._basis import Basis, features
+from ._encode import build_cells
+from ._solve import crossings, maximize
+
+__all__ = [
+    "Problem",
+    "RawScan",
+    "make_problem",
+    "features",
+    "outcome_counts",
+    "scan_arrays",
+    "score_arrays",
+    "attribute_step",
+    "cell_mask",
+    "row_mask",
+    "default_max_steps",
+    "pad_cells",
+    "cell_bucket",
+    "IMPROVE_TOL",
+    "MIN_INIT_ROWS",
+]
+
+#: A step counts as an improvement (resetting the visited flags) if the score rose by more than this.
+IMPROVE_TOL = 1e-6
+#: A random restart keeps a constraint only if at least this many rows remain (AIF360's value).
+MIN_INIT_ROWS = 10
+
+
+@partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["cell_codes", "n_values", "row_cell", "n_cells"],
+    meta_fields=["num_cells", "v_max"],
+)
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """The cell compression of an attribute table (built once by :func:`make_problem`).
+
+    Attributes:
+      cell_codes: ``(C, M)`` int32 codes of each occupied cell.
+      n_values: ``(M,)`` int32 number of values per attribute.
+      row_cell: ``(N,)`` int32 cell of each row.
+      n_cells: ``(C,)`` float64 rows per cell.
+      num_cells: C (static).
+      v_max: max_m V_m (static): the width of subgroup masks.
+    """
+
+    cell_codes: jax.Array
+    n_values: jax.Array
+    row_cell: jax.Array
+    n_cells: jax.Array
+    num_cells: int
+    v_max: int
+
+    @property
+    def num_attributes(self) -> int:
+        return int(self.cell_codes.shape[1])
+
+
+class RawScan(NamedTuple):
+    """Array result of :func:`scan_arrays` (the best restart)."""
+
+    mask: jax.Array  # (M, V_max) bool, allowed values (only meaningful where listed)
+    listed: jax.Array  # (M,) bool, constrained attributes
+    score: jax.Array  # penalised score
+    log_q: jax.Array  # fitted t = log q
+    converged: jax.Array  # bool: every restart reached a local optimum within max_steps
+
+
+def make_problem(codes: np.ndarray, n_values: np.ndarray | None = None) -> Problem:
+    """Build a :class:`Problem` from ``(N, M)`` integer codes (values ``0..V_m-1``)."""
+    codes = np.asarray(codes, dtype=np.int32)
+    if n_values is None:
+        n_values = codes.max(axis=0) + 1
+    n_values = np.asarray(n_values, dtype=np.int32)
+    row_cell, cell_codes, n_cells = build_cells(codes, n_values)
+    with jax.enable_x64(True):
+        return Problem(
+            cell_codes=jnp.asarray(cell_codes),
+            n_values=jnp.asarray(n_values),
+            row_cell=jnp.asarray(row_cell),
+            n_cells=jnp.asarray(n_cells, dtype=jnp.float64),
+            num_cells=int(cell_codes.shape[0]),
+            v_max=int(n_values.max()),
+        )
+
+
+def default_max_steps(num_attributes: int) -> int:
+    """Cap on coordinate-ascent steps per restart: ``20·M + 50``."""
+    return 20 * num_attributes + 50
+
+
+@partial(jax.jit, static_argnames=("num_cells",))
+def outcome_counts(y_rows: jax.Array, row_cell: jax.Array, num_cells: int) -> jax.Array:
+    """Per-cell outcome counts ``Y_c = Σ_{i: row_cell[i]=c} y_i`` as float64 ``(num_cells,)``."""
+    y = jnp.asarray(y_rows, dtype=jnp.float64)
+    return jax.ops.segment_sum(y, jnp.asarray(row_cell, jnp.int32), num_segments=num_cells)
+
+
+def _valid_values(problem: Problem) -> jax.Array:
+    return jnp.arange(problem.v_max)[None, :] < problem.n_values[:, None]
+
+
+def _in_subset(problem: Problem, mask, listed, skip=None) -> jax.Array:
+    """(C,) bool: cells satisfying every listed attribute (except ``skip``)."""
+    m = problem.cell_codes.shape[1]
+    active = listed if skip is None else listed & (jnp.arange(m) != skip)
+    # ok[m, v] = value v allowed on attribute m, or m not active; gathered at each cell's codes.
+    ok = (mask | ~active[:, None]).reshape(-1)
+    flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
+    return jnp.all(ok[flat], axis=1)
+
+
+def cell_mask(problem: Problem, mask: jax.Array, listed: jax.Array) -> jax.Array:
+    """(C,) bool: the cells in the subgroup ``(mask, listed)``."""
+    return _in_subset(problem, mask, listed)
+
+
+def row_mask(problem: Problem, mask: jax.Array, listed: jax.Array) -> jax.Array:
+    """(N,) bool: the rows in the subgroup ``(mask, listed)``."""
+    return cell_mask(problem, mask, listed)[problem.row_cell]
+
+
+def _penalty_count(problem: Problem, mask, listed):
+    counts = jnp.sum(mask & _valid_values(problem), axis=1)
+    return jnp.sum(jnp.where(listed, counts, 0))
+
+
+def _score(problem, Phi, Y, basis, mask, listed, penalty, ends=None):
+    w = _in_subset(problem, mask, listed).astype(Phi.dtype)
+    g, t = maximize(basis, w @ Phi, w @ Y, ends)
+    return g - penalty * _penalty_count(problem, mask, listed), t
+
+
+@jax.jit
+def score_arrays(problem, Phi, Y, basis, mask, listed, *, penalty):
+    """Penalised score and fitted log q of the subgroup ``(mask, listed)``.
+
+    ``score = max_t (Y_S t - Phi_S·φ(t)) - penalty·Σ_{m listed} |mask[m] ∩ values of m|``.
+    """
+    return _score(problem, Phi, Y, basis, mask, listed, jnp.asarray(penalty, Phi.dtype))
+
+
+def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, penalty, ends=None):
+    """Exact best value set of attribute ``m`` given the other constraints.
+
+    Returns ``(mask_row (V_max,) bool, listed_m bool, pooled_score, pooled_t)`` where
+    ``pooled_score = G*(new subset) - penalty·|mask_row|`` (0 penalty if unlisted): the penalised
+    interval sweep of Speakman et al. over the ≤ 2V-1 q-intervals, plus the "unconstrained"
+    candidate, which wins only if strictly better (or if no value set is positive).
+    """
+    v_max = problem.v_max
+    c = jnp.asarray(penalty, Phi.dtype)
+    ends = basis.endpoints() if ends is None else ends
+    inside = _in_subset(problem, mask, listed, skip=m).astype(Phi.dtype)  # (C,)
+    col = jnp.take(problem.cell_codes, m, axis=1)  # (C,)
+    onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype) * inside[:, None]
+    phi_v = onehot.T @ Phi  # (V, K)
+    y_v = onehot.T @ Y  # (V,)
+    n_v = onehot.T @ problem.n_cells  # (V,)
+    present = n_v > 0
+    # one batched solve for the V values and the "unconstrained" pool (all of D')
+    g_all_v, t_all_v = maximize(
+        basis,
+        jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True)]),
+        jnp.concatenate([y_v, y_v.sum(keepdims=True)]),
+        ends,
+    )
+    g_v, t_v, g_all, t_all = g_all_v[:-1], t_all_v[:-1], g_all_v[-1], t_all_v[-1]
+    valid = present & (g_v - c > 0)
+    lo, hi = crossings(basis, phi_v, y_v, t_v, c, ends)
+    inf = jnp.asarray(jnp.inf, Phi.dtype)
+    lo = jnp.where(valid, lo, inf)
+    hi = jnp.where(valid, hi, inf)
+    edges = jnp.sort(jnp.concatenate([lo, hi]))
+    mids = 0.5 * (edges[:-1] + edges[1:])  # (2V-1,)
+    member = valid[None, :] & (lo[None, :] < mids[:, None]) & (mids[:, None] < hi[None, :])
+    mem = member.astype(Phi.dtype)
+    k_j = mem.sum(axis=1)
+    g_j, t_j = maximize(basis, mem @ phi_v, mem @ y_v, ends)
+    s_j = jnp.where(k_j > 0, g_j - c * k_j, -inf)
+    j = jnp.argmax(s_j)
+    unconstrained = (g_all > s_j[j]) | ~(k_j[j] > 0)
+    all_row = jnp.arange(v_max) < problem.n_values[m]
+    new_row = jnp.where(unconstrained, all_row, member[j])
+    return (
+        new_row,
+        ~unconstrained,
+        jnp.where(unconstrained, g_all, s_j[j]),
+        jnp.where(unconstrained, t_all, t_j[j]),
+    )
+
+
+class _State(NamedTuple):
+    mask: jax.Array
+    listed: jax.Array
+    score: jax.Array
+    visited: jax.Array
+    steps: jax.Array
+
+
+def _random_start(u_order, rho, u_keep, problem: Problem, valid):
+    """Random initial subgroup (ρ ~ U(0,1), random attribute order, ≥ MIN_INIT_ROWS rows)."""
+    m = problem.cell_codes.shape[1]
+    order = jnp.argsort(u_order)
+    keep = (u_keep < rho) & valid
+
+    def body(i, ml):
+        mask, listed = ml
+        a = order[i]
+        excludes = jnp.any(valid[a] & ~keep[a])
+        mask2 = mask.at[a].set(keep[a])
+        listed2 = listed.at[a].set(True)
+        rows = _in_subset(problem, mask2, listed2).astype(problem.n_cells.dtype) @ problem.n_cells
+        ok = excludes & (rows >= MIN_INIT_ROWS)
+        return jnp.where(ok, mask2, mask), jnp.where(ok, listed2, listed)
+
+    return jax.lax.fori_loop(0, m, body, (valid, jnp.zeros(m, bool)))
+
+
+def _one_restart(key, is_first, problem, Phi, Y, basis, penalty, max_steps, ends):
+    m = problem.cell_codes.shape[1]
+    v_max = problem.v_max
+    valid = _valid_values(problem)
+    # all randomness of a restart in one draw: init order (M), ρ (1), keep (M·V), steps (S·M)
+    k_init, k_steps = jax.random.split(key)
+    # the random start in one draw: attribute order (M), ρ (1), value keeps (M·V)
+    u = jax.random.uniform(k_init, (m + 1 + m * v_max,), dtype=Phi.dtype)
+    u_order, rho = u[:m], u[m]
+    u_keep = u[m + 1:].reshape(m, v_max)
+    mask_r, listed_r = _random_start(u_order, rho, u_keep, problem, valid)
+    mask = jnp.where(is_first, valid, mask_r)
+    listed = jnp.where(is_first, jnp.zeros(m, bool), listed_r)
+    score, _ = _score(problem, Phi, Y, basis, mask, listed, penalty, ends)
+    state = _State(mask, listed, score, jnp.zeros(m, bool), jnp.asarray(0))
+
+    def cond(s: _State):
+        return (~jnp.all(s.visited)) & (s.steps < max_steps)
+
+    def body(s: _State):
+        u_step = jax.random.uniform(jax.random.fold_in(k_steps, s.steps), (m,), dtype=Phi.dtype)
+        a = jnp.argmax(jnp.where(s.visited, -1.0, u_step))
+        row, lst, pooled, _ = attribute_step(
+            problem, Phi, Y, basis, s.mask, s.listed, a, penalty, ends
+        )
+        mask2 = s.mask.at[a].set(row)
+        listed2 = s.listed.at[a].set(lst)
+        others = _penalty_count(problem, mask2, listed2.at[a].set(False))
+        full = pooled - penalty * others
+        improved = full > s.score + IMPROVE_TOL
+        visited = jnp.where(improved, jnp.zeros_like(s.visited), s.visited).at[a].set(True)
+        return _State(mask2, listed2, full, visited, s.steps + 1)
+
+    out = jax.lax.while_loop(cond, body, state)
+    return out.mask, out.listed, out.score, jnp.all(out.visited)
+
+
+def scan_arrays(
+    key, problem: Problem, Phi, Y, basis: Basis, *, penalty, num_restarts: int = 10,
+    max_steps: int | None = None,
+) -> RawScan:
+    """Multi-start coordinate ascent (MDSS) over cell arrays; returns the best restart.
+
+    Args:
+      key: a PRNG key (restart r uses ``jax.random.split(key, num_restarts)[r]``).
+      problem: the cell compression (:func:`make_problem`).
+      Phi: ``(C, K)`` basis features (:func:`features`).
+      Y: ``(C,)`` outcome counts (:func:`outcome_counts`).
+      basis: the :class:`~._basis.Basis` (also fixes the direction).
+      penalty: per listed value (traced, so changing it does not recompile).
+      num_restarts: restarts, run in lock-step as a batch axis; restart 0 starts from all data.
+      max_steps: cap on attribute steps per restart (default ``20·M + 50``; traced, so changing
+        it does not recompile).
+
+    Returns:
+      :class:`RawScan` of the best restart; its score and log q are re-computed directly from the
+      final subgroup by :func:`score_arrays`.
+    """
+    m = problem.cell_codes.shape[1]
+    max_steps = default_max_steps(m) if max_steps is None else int(max_steps)
+    # The jitted core sees only cell arrays (not row_cell), so its compilation is shared by all
+    # data sets with the same (C, M, V_max, K).
+    cells = dataclasses.replace(problem, row_cell=jnp.zeros(0, jnp.int32))
+    return _scan_cells(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts)
+
+
+@partial(jax.jit, static_argnums=(7,))
+def _scan_cells(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts) -> RawScan:
+    penalty = jnp.asarray(penalty, Phi.dtype)
+    keys = jax.random.split(key, num_restarts)
+    first = jnp.arange(num_restarts) == 0
+    ends = basis.endpoints()
+    masks, listeds, scores, conv = jax.vmap(
+        lambda k, f: _one_restart(k, f, problem, Phi, Y, basis, penalty, max_steps, ends)
+    )(keys, first)
+    best = jnp.argmax(scores)
+    mask, listed = masks[best], listeds[best]
+    score, t = _score(problem, Phi, Y, basis, mask, listed, penalty, ends)
+    return RawScan(mask, listed, score, t, jnp.all(conv))
+
+
+def cell_bucket(num_cells: int) -> int:
+    """Padded cell count: the smallest 2^k·{1, 1.25, 1.5, 1.75} ≥ num_cells (at least 16).
+
+    Padding to these sizes (≤ 25% extra) lets data sets of similar size share one compilation.
+    """
+    size = 16
+    while True:
+        for f in (4, 5, 6, 7):
+            if size * f // 4 >= num_cells:
+                return size * f // 4
+        size *= 2
+
+
+def pad_cells(problem: Problem, Phi, Y, num_cells: int):
+    """Append empty cells (no rows, zero features) up to ``num_cells``: results are unchanged.
+
+    Lets many small problems share one compiled scan (same shapes), e.g. in tests or when
+    ``vmap``-ing over data sets.
+    """
+    extra = num_cells - problem.num_cells
+    if extra < 0:
+        raise ValueError(f"num_cells: must be ≥ {problem.num_cells}; got {num_cells}.")
+    m = problem.cell_codes.shape[1]
+    padded = Problem(
+        cell_codes=jnp.concatenate([problem.cell_codes, jnp.zeros((extra, m), jnp.int32)]),
+        n_values=problem.n_values,
+        row_cell=problem.row_cell,
+        n_cells=jnp.concatenate([problem.n_cells, jnp.zeros(extra, problem.n_cells.dtype)]),
+        num_cells=num_cells,
+        v_max=problem.v_max,
+    )
+    Phi = jnp.concatenate([Phi, jnp.zeros((extra, Phi.shape[1]), Phi.dtype)])
+    Y = jnp.concatenate([Y, jnp.zeros(extra, Y.dtype)])
+    return padded, Phi, Y

@@ -1,0 +1,272 @@
+"""Search-aware randomization tests for Bias Scan, FPR-/TPR-Scan and IJDI-Scan.
+
+Each replicate draws null data and reruns the **whole** procedure (the multi-start scan and, for
+IJDI-Scan, Algorithm 1 with its edge-case loop), so the null distribution is that of the *maximum*
+score the search finds, and the p-value accounts for the search:
+
+    p = (1 + #{r : F*_r ≥ F}) / (R + 1).
+
+Null draws:
+
+* ``"bernoulli"`` (default, the parametric bootstrap of Zhang & Neill): ``y*_i ~ Bernoulli(p_i)``
+  from the null rates of the observed run (Bias Scan: the expectations; FPR/TPR: the overall rate;
+  IJDI: the initial, clipped p_scan); each replicate recomputes p̄_b from y*.
+* ``"permutation"``: the rows of the attribute table are permuted relative to (y, p) (exact when
+  rows are exchangeable under the null).
+
+Replicates are a batch: ``vmap`` over replicate keys, in chunks of ``replicate_chunk`` (to bound
+memory), sharded over the replicate axis when several JAX devices exist. A progress bar (tqdm, if
+installed) shows on runs with several chunks unless the environment sets ``OFIJAX_PROGRESS=0``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._alg1 import Params, algorithm1, bias_procedure, make_params, rate_procedure
+from ._basis import Basis
+from ._engine import Problem, cell_bucket, pad_cells
+
+__all__ = [
+    "NullSpec",
+    "NULL_KINDS",
+    "RandomizationResult",
+    "check_randomization_args",
+    "null_scores",
+    "null_draw",
+    "p_value",
+    "bias_scan_null_scores",
+    "replicate_key",
+    "Padded",
+    "pad_problem",
+]
+
+NULL_KINDS = ("bernoulli", "permutation")
+#: Relative tolerance for "F* ≥ F" (scores of the same subgroup computed by different code paths
+#: agree to ~1e-12; ties at exactly 0 count as ≥).
+TIE_RTOL = 1e-9
+#: Memory budget (bytes) for the per-chunk batch when ``replicate_chunk`` is None.
+_CHUNK_BUDGET = 256 * 2**20
+
+
+class NullSpec(NamedTuple):
+    """Static description of the procedure a replicate reruns (hashable: it keys the jit cache)."""
+
+    kind: str  # "bias" | "rate" | "ijdi"
+    null: str  # "bernoulli" | "permutation"
+    num_restarts: int
+    max_steps: int | None
+    history: int = 1  # static length of Algorithm 1's history arrays (cap + 1 at least)
+    t_bounds: tuple[float, float] = (0.0, math.log(1e6))
+
+
+class RandomizationResult(NamedTuple):
+    """p-value and null scores of a randomization test."""
+
+    p_value: float
+    null_scores: np.ndarray  # (R,) float64
+    num_unconverged: int  # replicates whose procedure hit a cap
+
+
+def replicate_key(key: jax.Array) -> jax.Array:
+    """The key replicates are drawn from, derived from the scan's key (the observed run uses
+    ``key`` itself, so its result does not depend on whether a test is run)."""
+    return jax.random.fold_in(key, 0x5EED)
+
+
+def check_randomization_args(num_replicates: Any, null: Any, replicate_chunk: Any) -> int:
+    """Validate the three options; return ``num_replicates`` as int."""
+    if isinstance(num_replicates, bool) or not isinstance(num_replicates, int | np.integer) or (
+        num_replicates < 0
+    ):
+        raise ValueError(
+            f"num_replicates: must be an integer ≥ 0 (0 = no randomization test); "
+            f"got {num_replicates!r}."
+        )
+    if null not in NULL_KINDS:
+        raise ValueError(f"null: must be one of 'bernoulli', 'permutation'; got {null!r}.")
+    if replicate_chunk is not None and (
+        isinstance(replicate_chunk, bool) or not isinstance(replicate_chunk, int | np.integer)
+        or replicate_chunk < 1
+    ):
+        raise ValueError(
+            f"replicate_chunk: must be an integer ≥ 1 or None (automatic); got {replicate_chunk!r}."
+        )
+    return int(num_replicates)
+
+
+def p_value(observed: float, null: np.ndarray) -> float:
+    """``(1 + #{F* ≥ F}) / (R + 1)``; NaN when there are no replicates.
+
+    Examples:
+      >>> p_value(5.0, np.array([1.0, 6.0, 5.0, 0.0]))
+      0.6
+    """
+    null = np.asarray(null, dtype=np.float64)
+    if null.size == 0:
+        return math.nan
+    tol = TIE_RTOL * max(1.0, abs(observed))
+    return float((1 + np.sum(null >= observed - tol)) / (null.size + 1))
+
+
+class Padded(NamedTuple):
+    """Rows and cells padded to bucketed sizes, so data sets of similar size share compilations.
+
+    Padding rows have ``valid`` False, y = p = 0 and ``row_cell = problem.num_cells`` (out of
+    range, so features and counts drop them); padding cells are empty (:func:`pad_cells`).
+    """
+
+    problem: Problem  # cells padded; problem.row_cell = the real rows' cells
+    y: jax.Array
+    p: jax.Array
+    valid: jax.Array
+    row_cell: jax.Array
+    n: int  # real rows
+
+
+def pad_problem(problem: Problem, y, p) -> Padded:
+    """Pad ``problem``'s cells and the rows ``y``, ``p`` to :func:`cell_bucket` sizes."""
+    n = int(np.shape(y)[0])
+    c = problem.num_cells
+    zeros = jnp.zeros((c, 1), jnp.float64)
+    padded, _, _ = pad_cells(problem, zeros, jnp.zeros(c, jnp.float64), cell_bucket(c))
+    n_pad = cell_bucket(n) - n
+    f = lambda a: jnp.concatenate([jnp.asarray(a, jnp.float64), jnp.zeros(n_pad)])  # noqa: E731
+    rc = jnp.concatenate([problem.row_cell, jnp.full(n_pad, padded.num_cells, jnp.int32)])
+    valid = jnp.arange(n + n_pad) < n
+    return Padded(padded, f(y), f(p), valid, rc, n)
+
+
+def _procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params):
+    if spec.kind == "ijdi":
+        return algorithm1(key, y, p, valid, row_cell, problem, basis, params,
+                          history=spec.history, num_restarts=spec.num_restarts,
+                          max_steps=spec.max_steps)
+    if spec.kind == "rate":
+        return rate_procedure(key, y, p, valid, row_cell, problem, spec.t_bounds, params,
+                              num_restarts=spec.num_restarts, max_steps=spec.max_steps)
+    return bias_procedure(key, y, p, valid, row_cell, problem, basis, params,
+                          num_restarts=spec.num_restarts, max_steps=spec.max_steps)
+
+
+def null_draw(null: str, key, y, p_null, valid, row_cell):
+    """One null data set: ``(y*, row_cell*)``.
+
+    ``"bernoulli"``: y*_i ~ Bernoulli(p_null_i) (0 on padding rows), cells unchanged.
+    ``"permutation"``: the real rows' cells are permuted (padding rows stay last and unchanged).
+    """
+    n = y.shape[0]
+    if null == "bernoulli":
+        u = jax.random.uniform(key, (n,), dtype=p_null.dtype)
+        return ((u < p_null) & valid).astype(y.dtype), row_cell
+    u = jax.random.uniform(key, (n,), dtype=jnp.float64)
+    perm = jnp.argsort(jnp.where(valid, u, 2.0))
+    return y, row_cell[perm]
+
+
+@partial(jax.jit, static_argnames=("spec",))
+def _replicates(keys, y, p, p_null, valid, row_cell, problem: Problem, basis: Basis | None,
+                params: Params, spec: NullSpec):
+    """Scores and convergence flags of one chunk of replicates (vmapped over ``keys``)."""
+
+    def one(k):
+        k_null, k_scan = jax.random.split(k)
+        y_r, rc = null_draw(spec.null, k_null, y, p_null, valid, row_cell)
+        out = _procedure(spec, k_scan, y_r, p, valid, rc, problem, basis, params)
+        return out.score, out.converged
+
+    return jax.vmap(one)(keys)
+
+
+def _auto_chunk(num_replicates: int, n_rows: int, num_features: int, spec: NullSpec) -> int:
+    # Per replicate: a few (N,) vectors plus, when features are recomputed per replicate,
+    # the (rows-chunk, K) temporary of features().
+    batched_features = spec.kind == "ijdi" or spec.null == "permutation"
+    per = 8 * n_rows * (8 + (min(num_features, 160) if batched_features else 0))
+    chunk = max(1, _CHUNK_BUDGET // max(per, 1))
+    return int(min(num_replicates, chunk, 512))
+
+
+def _progress(total_chunks: int):
+    if total_chunks <= 1 or os.environ.get("OFIJAX_PROGRESS", "1") == "0":
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is optional
+        return None
+    return tqdm(total=total_chunks, desc="randomization test", unit="chunk", leave=False)
+
+
+def _shard(keys: jax.Array) -> jax.Array:
+    devices = jax.devices()
+    if len(devices) <= 1 or keys.shape[0] % len(devices):
+        return keys
+    mesh = jax.sharding.Mesh(np.asarray(devices), ("replicates",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("replicates"))
+    return jax.device_put(keys, sharding)
+
+
+def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: int,
+                basis: Basis | None, params: Params, replicate_chunk: int | None = None
+                ) -> tuple[np.ndarray, int]:
+    """Run ``num_replicates`` null replicates of ``spec``'s procedure; returns (scores, #unconverged).
+
+    Must be called inside ``jax.enable_x64(True)``. ``data`` holds the (padded) rows and cells;
+    ``p_null`` (padded like ``data.y``) the Bernoulli null rates. Replicate r uses
+    ``jax.random.split(key, num_replicates)[r]`` whatever the chunk size, so results do not depend
+    on ``replicate_chunk`` or on the number of devices.
+    """
+    if num_replicates == 0:
+        return np.zeros(0), 0
+    k_feat = 1 if basis is None else basis.num_features
+    chunk = replicate_chunk or _auto_chunk(num_replicates, int(data.y.shape[0]), k_feat, spec)
+    ndev = jax.device_count()
+    if ndev > 1 and chunk % ndev:
+        chunk = ndev * math.ceil(chunk / ndev)
+    keys = jax.random.split(key, num_replicates)
+    n_chunks = math.ceil(num_replicates / chunk)
+    pad = n_chunks * chunk - num_replicates
+    if pad:
+        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+    scores, conv = [], []
+    bar = _progress(n_chunks)
+    for i in range(n_chunks):
+        ks = _shard(keys[i * chunk:(i + 1) * chunk])
+        s, c = _replicates(ks, data.y, data.p, p_null, data.valid, data.row_cell, data.problem,
+                           basis, params, spec)
+        scores.append(np.asarray(s))
+        conv.append(np.asarray(c))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    s = np.concatenate(scores)[:num_replicates].astype(np.float64)
+    c = np.concatenate(conv)[:num_replicates]
+    return s, int(np.sum(~c))
+
+
+def bias_scan_null_scores(key, problem: Problem, basis: Basis, observations, expectations, *,
+                          penalty: float, num_restarts: int, max_steps: int | None,
+                          num_replicates: int, null: str = "bernoulli",
+                          replicate_chunk: int | None = None, observed_score: float
+                          ) -> RandomizationResult:
+    """Randomization test for plain Bias Scan (the hook :func:`~ofijax.scan.bias_scan` calls).
+
+    Replicates redraw ``y* ~ Bernoulli(expectations)`` (or permute the attribute rows) and rerun the
+    same multi-start scan (same basis, penalty, restarts) with replicate keys drawn from
+    :func:`replicate_key` of ``key``. Must be called inside ``jax.enable_x64(True)``.
+    """
+    num_replicates = check_randomization_args(num_replicates, null, replicate_chunk)
+    spec = NullSpec("bias", null, int(num_restarts), max_steps)
+    params = make_params(penalty=float(penalty), eps=0.0)
+    data = pad_problem(problem, observations, expectations)
+    s, bad = null_scores(replicate_key(key), spec, data, data.p, num_replicates=num_replicates,
+                         basis=basis, params=params, replicate_chunk=replicate_chunk)
+    return RandomizationResult(p_value(observed_score, s), s, bad)

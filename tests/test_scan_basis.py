@@ -1,0 +1,150 @@
+"""Feature bases and 1-D solvers of the Bias Scan engine vs. row-level NumPy."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ofijax.scan import _basis as B
+from ofijax.scan import _solve as S
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _rows_F(t, p):
+    """Row-level F(t) = Σ log1p(p·expm1(t)) and F'(t) = Σ p e^t / (1 - p + p e^t)."""
+    x = np.expm1(t)[:, None]
+    return np.log1p(p[None, :] * x).sum(1), (p * (1 + x) / (1 + p * x)).sum(1)
+
+
+@pytest.mark.parametrize("q_bounds", [(1e-6, 1e6), (1e-3, 1e3)])
+@pytest.mark.parametrize("direction", ["positive", "negative"])
+def test_chebyshev_error_bound(direction, q_bounds):
+    """|F_cheb - F| ≤ n·(ρ^{-K} + 4·K·T·eps) on the interval (truncation + round-off bound stated in
+    ``_basis``), for random p including 0, 1 and tiny p."""
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.uniform(0, 1, 500), [0.0, 1.0, 1e-9, 1e-4, 1 - 1e-9, 0.001]])
+    n = p.size
+    cells = np.zeros(n, np.int32)
+    basis = B.make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
+    k = basis.num_features
+    a, b = float(basis.t_lo), float(basis.t_hi)
+    h = 0.5 * (b - a)
+    rho = math.pi / h + math.sqrt((math.pi / h) ** 2 + 1)
+    assert rho ** (-k) <= 1e-13 < rho ** (-(k - 1))  # K is the smallest meeting the target
+    phi = B.features(jnp.asarray(p), jnp.asarray(cells), 1, basis)[0]
+    layout = B.make_layout(cells, 1, B.layout_group(basis))
+    phi_blocked = B.features(jnp.asarray(p), jnp.asarray(cells), 1, basis, layout)[0]
+    t = np.linspace(a, b, 997)
+    f, df = B.basis_eval(basis, jnp.asarray(t))
+    F_ref, dF_ref = _rows_F(t, p)
+    bound = n * (rho ** (-k) + 4 * k * max(abs(a), b) * np.finfo(float).eps)
+    np.testing.assert_allclose(np.asarray(f @ phi), F_ref, rtol=0, atol=bound)
+    np.testing.assert_allclose(np.asarray(f @ phi_blocked), F_ref, rtol=0, atol=bound)
+    # derivative: interpolant derivative loses ~K² / h
+    np.testing.assert_allclose(np.asarray(df @ phi), dF_ref, rtol=0, atol=bound * k * k / h)
+
+
+def test_chebyshev_scores_match_rows():
+    """Maximised scores from Chebyshev features == row-level maximisation (random p, many sets)."""
+    rng = np.random.default_rng(1)
+    n, c = 3000, 12
+    p = rng.uniform(0.02, 0.98, n)
+    cell = rng.integers(0, c, n).astype(np.int32)
+    odds = p / (1 - p) * np.where(cell < 4, 3.0, 1.0)
+    y = (rng.uniform(size=n) < odds / (1 + odds)).astype(float)
+    basis = B.make_basis("chebyshev", direction="positive")
+    phi = B.features(jnp.asarray(p), jnp.asarray(cell), c, basis)
+    Y = jax.ops.segment_sum(jnp.asarray(y), jnp.asarray(cell), c)
+    sets = rng.uniform(size=(20, c)) < 0.5
+    w = jnp.asarray(sets, jnp.float64)
+    g, t = S.maximize(basis, w @ phi, w @ Y)
+    grid = np.linspace(0, math.log(1e6), 1001)
+    for i in range(20):
+        rows = sets[i][cell]
+
+        def G(s, rows=rows):
+            s = np.atleast_1d(s)
+            return y[rows].sum() * s - np.log1p(np.multiply.outer(np.expm1(s), p[rows])).sum(1)
+
+        at_t = G(float(t[i]))[0]
+        assert float(g[i]) == pytest.approx(at_t, abs=1e-9)  # the score is G at the reported t
+        assert at_t >= G(grid).max() - 1e-9  # and no grid point beats it
+        h = 1e-5  # t is a stationary point (or 0 when the slope there is negative)
+        if float(t[i]) > 0:
+            assert at_t >= max(G(float(t[i]) - h)[0], G(float(t[i]) + h)[0]) - 1e-12
+
+
+def test_exact_single_p_closed_form():
+    """Exact basis, one p: score = n·KL(r‖p) for r > p (positive) / r < p (negative), else 0."""
+    basis_pos = B.make_basis("exact", direction="positive", p_values=[0.3])
+    basis_neg = B.make_basis("exact", direction="negative", p_values=[0.3])
+    n = np.array([10.0, 50.0, 200.0, 7.0, 40.0, 1.0])
+    y = np.array([6.0, 10.0, 80.0, 2.0, 40.0, 0.0])
+    phi = jnp.asarray(n[:, None])
+
+    def kl(r, p):
+        out = np.zeros_like(r)
+        a = r > 0
+        out[a] += r[a] * np.log(r[a] / p)
+        b = r < 1
+        out[b] += (1 - r[b]) * np.log((1 - r[b]) / (1 - p))
+        return out
+
+    r = y / n
+    expect_pos = np.where(r > 0.3, n * kl(r, 0.3), 0.0)
+    expect_neg = np.where(r < 0.3, n * kl(r, 0.3), 0.0)
+    g_pos, t_pos = S.maximize(basis_pos, phi, jnp.asarray(y))
+    g_neg, _ = S.maximize(basis_neg, phi, jnp.asarray(y))
+    finite = r < 1  # r = 1 (positive) / r = 0 (negative): q̂ at the bracket end, checked below
+    np.testing.assert_allclose(np.asarray(g_pos)[finite], expect_pos[finite], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(g_neg)[r > 0], expect_neg[r > 0], rtol=1e-12, atol=1e-12)
+    assert float(g_neg[5]) == pytest.approx(-math.log(0.7 + 0.3e-6), rel=1e-12)
+    q = np.exp(np.asarray(t_pos))
+    q_ref = (r / (1 - r)) * (0.7 / 0.3)
+    np.testing.assert_allclose(q[[0, 2]], q_ref[[0, 2]], rtol=1e-12)
+    # Y = n: q̂ = ∞, the bracket end is returned and the score is the value there
+    T = math.log(1e6)
+    assert q[4] == pytest.approx(1e6)
+    assert float(g_pos[4]) == pytest.approx(40 * (T - math.log(0.7 + 0.3 * 1e6)), rel=1e-12)
+    # the bisection path (two p values, one empty) agrees with the closed form
+    basis2 = B.make_basis("exact", direction="positive", p_values=[0.3, 0.6])
+    phi2 = jnp.asarray(np.stack([n, np.zeros_like(n)], 1))
+    g2, _ = S.maximize(basis2, phi2, jnp.asarray(y))
+    np.testing.assert_allclose(np.asarray(g2)[finite], expect_pos[finite], rtol=1e-10, atol=1e-10)
+
+
+def test_crossings_are_roots():
+    basis = B.make_basis("chebyshev", direction="positive")
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.1, 0.5, 300)
+    y = (rng.uniform(size=300) < 0.6).astype(float)
+    phi = B.features(jnp.asarray(p), jnp.zeros(300, jnp.int32), 1, basis)
+    Y = jnp.asarray([y.sum()])
+    g, t = S.maximize(basis, phi, Y)
+    c = 0.25 * float(g[0])
+    lo, hi = S.crossings(basis, phi, Y, t, c)
+    G = lambda s: float(S.value_at(basis, phi, Y, jnp.asarray([s]))[0])  # noqa: E731
+    assert 0 < float(lo[0]) < float(t[0]) < float(hi[0]) < math.log(1e6)
+    assert G(float(lo[0])) == pytest.approx(c, abs=1e-8)
+    assert G(float(hi[0])) == pytest.approx(c, abs=1e-8)
+
+
+def test_features_exact_counts_and_linearity():
+    p = np.array([0.1, 0.5, 0.1, 0.9, 0.5, 0.5])
+    cell = np.array([0, 0, 1, 1, 1, 2], np.int32)
+    basis = B.make_basis("exact", direction="positive", p_values=p)
+    phi = np.asarray(B.features(jnp.asarray(p), jnp.asarray(cell), 3, basis))
+    np.testing.assert_array_equal(phi, [[1, 1, 0], [1, 1, 1], [0, 1, 0]])
+    cb = B.make_basis("chebyshev", direction="negative")
+    f_all = B.features(jnp.asarray(p), jnp.asarray(cell), 3, cb)
+    f_one = B.features(jnp.asarray(p), jnp.zeros(6, jnp.int32), 1, cb)
+    np.testing.assert_allclose(np.asarray(f_all.sum(0)), np.asarray(f_one[0]), atol=1e-12)
