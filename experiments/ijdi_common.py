@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 import itertools
 import math
 import os
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -261,7 +261,7 @@ def format_subset(subset: Mapping | None) -> str:
         return "<none>"
     parts = []
     for col in sorted(subset, key=str):
-        vals = sorted((str(v) for v in subset[col]))
+        vals = sorted(str(v) for v in subset[col])
         parts.append(f"{col}={'|'.join(vals)}")
     return "; ".join(parts)
 
@@ -443,3 +443,60 @@ def cpu_count_note() -> str:
 def grid(*axes):
     """itertools.product as a list (for readable loops)."""
     return list(itertools.product(*axes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Compilation sharing across Monte Carlo runs
+
+
+def share_compilations() -> bool:
+    """Let IJDI-Scans on sides of different sizes share one compiled Algorithm 1.
+
+    ``ofijax.scan.ijdi_scan`` pads the side's rows to a bucketed size so that data sets of similar
+    size share a compilation, but (at the time of writing) it still hands the jitted procedure a
+    ``Problem`` whose ``row_cell`` has the *unpadded* length N. That array is not used inside the
+    procedure (the padded ``row_cell`` argument is), yet its shape makes JAX retrace for every new
+    N, i.e. for every simulated data set. This shim passes the padded ``row_cell`` in its place
+    (same values on the real rows, so results are unchanged: checked in the tests) and is a no-op
+    once the two already agree. Returns True when the shim is installed.
+    """
+    import dataclasses
+
+    from ofijax.scan import _ijdi
+
+    run = _ijdi._run
+    if getattr(run, "_shares_compilations", False):
+        return True
+
+    def _run_shared(spec, key, y, p, valid, row_cell, problem, basis, params):
+        if problem.row_cell.shape != row_cell.shape:
+            problem = dataclasses.replace(problem, row_cell=row_cell)
+        return run(spec, key, y, p, valid, row_cell, problem, basis, params)
+
+    _run_shared._shares_compilations = True
+    _ijdi._run = _run_shared
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# RESULTS_IJDI.md: tables are included verbatim from the files the scripts write
+
+RESULTS_MD = Path(__file__).resolve().parent / "RESULTS_IJDI.md"
+_INCLUDE = __import__("re").compile(
+    r"(<!-- begin (?P<name>results/[\w.\-]+) -->\n)(?P<body>.*?)(<!-- end (?P=name) -->)",
+    __import__("re").S,
+)
+
+
+def assemble_results(text: str) -> str:
+    """Replace every ``<!-- begin results/X -->…<!-- end results/X -->`` block by file X."""
+    def repl(m):
+        body = (Path(__file__).resolve().parent / m.group("name")).read_text()
+        return m.group(1) + body.rstrip("\n") + "\n" + m.group(4)
+
+    return _INCLUDE.sub(repl, text)
+
+
+if __name__ == "__main__":  # python experiments/ijdi_common.py: refresh RESULTS_IJDI.md's tables
+    RESULTS_MD.write_text(assemble_results(RESULTS_MD.read_text()))
+    print(f"updated: {RESULTS_MD}")

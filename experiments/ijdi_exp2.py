@@ -37,7 +37,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ijdi_common as C  # noqa: E402
 
-DEFAULT_RUNS = 3
+DEFAULT_RUNS = 2
 
 
 def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
@@ -47,6 +47,8 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
     import jax
 
     from ofijax.scan import ijdi_scan
+
+    C.share_compilations()
 
     df = C.compas()
     X = df[list(C.COMPAS_FEATURES)]
