@@ -17,7 +17,7 @@ from ofijax.scan._basis import features, make_basis
 N_ROWS = 240
 N_VALUES = (2, 3, 4)
 C_MAX = int(np.prod(N_VALUES))
-RESTARTS = 16
+RESTARTS = 10
 T_HI = math.log(1e6)
 
 

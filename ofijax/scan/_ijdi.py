@@ -73,7 +73,7 @@ class IJDIStep(NamedTuple):
     Attributes:
       score: penalised score of the subgroup this scan found.
       subset: that subgroup (normalised, as in :class:`~ofijax.scan.ScanResult`).
-      size: its number of rows (of the scanned side).
+      size: its number of rows (of the scanned side; 0 for "no_subgroup").
       edge_case: what Algorithm 1 did next: ``"alpha"`` (edge case 1, p(S) < p(~S): p raised on
         S, rescan), ``"beta"`` (edge case 2, net clipping: p_scan raised toward 1 on S, rescan),
         ``"pin"`` (edge case 2 with mean_S raw ≥ 1: p_scan = 1 on S, rescan), ``"accepted"`` (the

@@ -30,9 +30,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._alg1 import Params, algorithm1, bias_procedure, make_params, rate_procedure
+from ._alg1 import (
+    CODE_ACCEPT,
+    CODE_NONE,
+    AlgState,
+    Params,
+    _scan,
+    algorithm1,
+    bias_procedure,
+    check_edges,
+    initial_state,
+    make_params,
+    rate_procedure,
+)
 from ._basis import Basis
-from ._engine import Problem, cell_bucket, pad_cells
+from ._engine import Problem, cell_bucket, cell_mask, outcome_counts, pad_cells
 
 __all__ = [
     "NullSpec",
@@ -185,23 +197,112 @@ def _replicates(keys, y, p, p_null, valid, row_cell, problem: Problem, basis: Ba
     return jax.vmap(one)(keys)
 
 
+class _Slots(NamedTuple):
+    """B replicate slots of Algorithm 1 in flight (see :func:`_ijdi_null_scores`)."""
+
+    key: jax.Array  # (B, 2) uint32 key data of the slot's replicate
+    y: jax.Array  # (B, N) null outcomes
+    rc: jax.Array  # (B, N) null cells
+    st: AlgState  # (B, N) each
+    pbar_b: jax.Array  # (B,)
+    pbar0: jax.Array  # (B,)
+    it: jax.Array  # (B,) adjustments so far
+
+
+@partial(jax.jit, static_argnames=("spec",))
+def _slot_step(slots: _Slots, new_keys, refill, y_obs, p, p_null, valid, row_cell,
+               problem: Problem, basis: Basis, params: Params, spec: NullSpec):
+    """One scan (plus edge check and update) for every slot; refilled slots start a replicate.
+
+    A replicate in a slot runs exactly Algorithm 1 (:func:`~._alg1.algorithm1`): same null draw,
+    same scan key for every rescan, same checks and cap. Returns ``(slots, finished, score,
+    converged)``.
+    """
+
+    def one(kd, y, rc, st, pbar_b, pbar0, it, nk, fresh):
+        kd = jnp.where(fresh, nk, kd)
+        k_null, k_scan = jax.random.split(jax.random.wrap_key_data(kd))
+        y_new, rc_new = null_draw(spec.null, k_null, y_obs, p_null, valid, row_cell)
+        st_new, pb_new, p0_new = initial_state(y_new, p, params.lam, valid)
+        sel = lambda a, b: jnp.where(fresh, a, b)  # noqa: E731
+        y, rc = sel(y_new, y), sel(rc_new, rc)
+        st = jax.tree.map(sel, st_new, st)
+        pbar_b, pbar0, it = sel(pb_new, pbar_b), sel(p0_new, pbar0), sel(0, it)
+        Y = outcome_counts(y, rc, problem.num_cells)
+        r = _scan(k_scan, problem, st.p_scan, Y, rc, basis, params, spec.num_restarts,
+                  spec.max_steps)
+        in_s = cell_mask(problem, r.mask, r.listed)[rc] & valid
+        code, new, _ = check_edges(st, in_s, r.score, p, pbar_b, pbar0, params.lam,
+                                   params.strict, valid)
+        ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
+        finished = ok | (it >= params.cap)
+        st = jax.tree.map(lambda a, b: jnp.where(finished, a, b), st, new)
+        score = jnp.where(code == CODE_NONE, 0.0, r.score)
+        return (kd, y, rc, st, pbar_b, pbar0, it + 1), finished, score, ok & r.converged
+
+    out, finished, score, conv = jax.vmap(one)(*slots, new_keys, refill)
+    return _Slots(*out), finished, score, conv
+
+
+def _ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params, chunk, bar
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Null scores of Algorithm 1 with ``chunk`` slots refilled as replicates finish.
+
+    Under ``vmap`` a batch of whole Algorithm-1 runs would rescan every replicate as often as the
+    slowest one needs; refilling slots makes the work the sum, not the maximum, of the rescans.
+    """
+    r_total = keys.shape[0]
+    kd_all = np.asarray(jax.random.key_data(keys))
+    n = data.y.shape[0]
+    z = jnp.zeros((chunk, n), jnp.float64)
+    slots = _Slots(
+        jnp.asarray(np.repeat(kd_all[:1], chunk, axis=0)), z,
+        jnp.zeros((chunk, n), jnp.int32), AlgState(z, z, z, z),
+        jnp.zeros(chunk), jnp.zeros(chunk), jnp.zeros(chunk, jnp.int32))
+    slots = jax.tree.map(_shard, slots)
+    rid = np.full(chunk, -1)
+    need = np.ones(chunk, bool)
+    scores = np.full(r_total, np.nan)
+    conv = np.zeros(r_total, bool)
+    nxt, done = 0, 0
+    while done < r_total:
+        new_kd = np.repeat(kd_all[:1], chunk, axis=0)
+        for j in np.flatnonzero(need):
+            rid[j] = nxt if nxt < r_total else -1
+            if nxt < r_total:
+                new_kd[j] = kd_all[nxt]
+                nxt += 1
+        slots, fin, sc, cv = _slot_step(
+            slots, _shard(jnp.asarray(new_kd)), _shard(jnp.asarray(need)), data.y, data.p,
+            p_null, data.valid, data.row_cell, data.problem, basis, params, spec)
+        fin, sc, cv = np.asarray(fin), np.asarray(sc), np.asarray(cv)
+        need = fin | (rid < 0)
+        hit = fin & (rid >= 0)
+        scores[rid[hit]] = sc[hit]
+        conv[rid[hit]] = cv[hit]
+        done += int(hit.sum())
+        if bar is not None:
+            bar.update(int(hit.sum()))
+    return scores, conv
+
+
 def _auto_chunk(num_replicates: int, n_rows: int, num_features: int, spec: NullSpec) -> int:
     # Per replicate: a few (N,) vectors plus, when features are recomputed per replicate,
     # the (rows-chunk, K) temporary of features().
     batched_features = spec.kind == "ijdi" or spec.null == "permutation"
     per = 8 * n_rows * (8 + (min(num_features, 160) if batched_features else 0))
     chunk = max(1, _CHUNK_BUDGET // max(per, 1))
-    return int(min(num_replicates, chunk, 512))
+    return int(min(num_replicates, chunk, 256 if spec.kind == "ijdi" else 512))
 
 
-def _progress(total_chunks: int):
-    if total_chunks <= 1 or os.environ.get("OFIJAX_PROGRESS", "1") == "0":
+def _progress(total: int, steps: int):
+    if steps <= 1 or os.environ.get("OFIJAX_PROGRESS", "1") == "0":
         return None
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is optional
         return None
-    return tqdm(total=total_chunks, desc="randomization test", unit="chunk", leave=False)
+    return tqdm(total=total, desc="randomization test", unit="replicate", leave=False)
 
 
 def _shard(keys: jax.Array) -> jax.Array:
@@ -232,24 +333,27 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
         chunk = ndev * math.ceil(chunk / ndev)
     keys = jax.random.split(key, num_replicates)
     n_chunks = math.ceil(num_replicates / chunk)
-    pad = n_chunks * chunk - num_replicates
-    if pad:
-        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
-    scores, conv = [], []
-    bar = _progress(n_chunks)
-    for i in range(n_chunks):
-        ks = _shard(keys[i * chunk:(i + 1) * chunk])
-        s, c = _replicates(ks, data.y, data.p, p_null, data.valid, data.row_cell, data.problem,
-                           basis, params, spec)
-        scores.append(np.asarray(s))
-        conv.append(np.asarray(c))
-        if bar is not None:
-            bar.update(1)
+    bar = _progress(num_replicates, n_chunks)
+    if spec.kind == "ijdi":
+        s, c = _ijdi_null_scores(keys, spec, data, p_null, basis, params, chunk, bar)
+    else:
+        pad = n_chunks * chunk - num_replicates
+        if pad:
+            keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+        scores, conv = [], []
+        for i in range(n_chunks):
+            ks = _shard(keys[i * chunk:(i + 1) * chunk])
+            s, c = _replicates(ks, data.y, data.p, p_null, data.valid, data.row_cell,
+                               data.problem, basis, params, spec)
+            scores.append(np.asarray(s))
+            conv.append(np.asarray(c))
+            if bar is not None:
+                bar.update(min(chunk, num_replicates - i * chunk))
+        s = np.concatenate(scores)[:num_replicates]
+        c = np.concatenate(conv)[:num_replicates]
     if bar is not None:
         bar.close()
-    s = np.concatenate(scores)[:num_replicates].astype(np.float64)
-    c = np.concatenate(conv)[:num_replicates]
-    return s, int(np.sum(~c))
+    return np.asarray(s, np.float64), int(np.sum(~np.asarray(c)))
 
 
 def bias_scan_null_scores(key, problem: Problem, basis: Basis, observations, expectations, *,
