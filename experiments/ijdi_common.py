@@ -446,42 +446,9 @@ def grid(*axes):
 
 
 # ---------------------------------------------------------------------------------------------
-# Compilation sharing across Monte Carlo runs
+# RESULTS.md (IJDI section): tables are included verbatim from the files the scripts write
 
-
-def share_compilations() -> bool:
-    """Let IJDI-Scans on sides of different sizes share one compiled Algorithm 1.
-
-    ``ofijax.scan.ijdi_scan`` pads the side's rows to a bucketed size so that data sets of similar
-    size share a compilation, but (at the time of writing) it still hands the jitted procedure a
-    ``Problem`` whose ``row_cell`` has the *unpadded* length N. That array is not used inside the
-    procedure (the padded ``row_cell`` argument is), yet its shape makes JAX retrace for every new
-    N, i.e. for every simulated data set. This shim passes the padded ``row_cell`` in its place
-    (same values on the real rows, so results are unchanged: checked in the tests) and is a no-op
-    once the two already agree. Returns True when the shim is installed.
-    """
-    import dataclasses
-
-    from ofijax.scan import _ijdi
-
-    run = _ijdi._run
-    if getattr(run, "_shares_compilations", False):
-        return True
-
-    def _run_shared(spec, key, y, p, valid, row_cell, problem, basis, params):
-        if problem.row_cell.shape != row_cell.shape:
-            problem = dataclasses.replace(problem, row_cell=row_cell)
-        return run(spec, key, y, p, valid, row_cell, problem, basis, params)
-
-    _run_shared._shares_compilations = True
-    _ijdi._run = _run_shared
-    return True
-
-
-# ---------------------------------------------------------------------------------------------
-# RESULTS_IJDI.md: tables are included verbatim from the files the scripts write
-
-RESULTS_MD = Path(__file__).resolve().parent / "RESULTS_IJDI.md"
+RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
 _INCLUDE = __import__("re").compile(
     r"(<!-- begin (?P<name>results/[\w.\-]+) -->\n)(?P<body>.*?)(<!-- end (?P=name) -->)",
     __import__("re").S,
@@ -497,6 +464,6 @@ def assemble_results(text: str) -> str:
     return _INCLUDE.sub(repl, text)
 
 
-if __name__ == "__main__":  # python experiments/ijdi_common.py: refresh RESULTS_IJDI.md's tables
+if __name__ == "__main__":  # python experiments/ijdi_common.py: refresh the IJDI tables of RESULTS.md
     RESULTS_MD.write_text(assemble_results(RESULTS_MD.read_text()))
     print(f"updated: {RESULTS_MD}")

@@ -38,7 +38,6 @@ def scan_runs(ks, lambdas, runs, *, seed=0, num_restarts=C.NUM_RESTARTS, penalty
 
     from ofijax.scan import ijdi_scan
 
-    C.share_compilations()
 
     df = C.compas()
     X = df[list(C.COMPAS_FEATURES)]

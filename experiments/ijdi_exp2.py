@@ -48,7 +48,6 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
 
     from ofijax.scan import ijdi_scan
 
-    C.share_compilations()
 
     df = C.compas()
     X = df[list(C.COMPAS_FEATURES)]

@@ -142,7 +142,6 @@ def approach2(names=("compas", "german"), sides=("negative", "positive"), lambda
 
     from ofijax.scan import ijdi_scan
 
-    C.share_compilations()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from ijdi_real import datasets

@@ -72,7 +72,6 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
 
     from ofijax.scan import ijdi_scan
 
-    C.share_compilations()
 
     main_rows, spread_rows = [], []
     for name, (X, y, p_hat, p) in datasets(names).items():

@@ -192,7 +192,7 @@ def test_exp1_small_end_to_end(C):
 
 
 def test_results_tables_are_written_by_scripts(C):
-    """Every table in RESULTS_IJDI.md is included verbatim from a file the scripts write."""
+    """Every table in RESULTS.md (IJDI section) is included verbatim from a file the scripts write."""
     text = C.RESULTS_MD.read_text()
     for name in ("ijdi_exp1_table.md", "ijdi_exp2_table.md", "ijdi_real_table.md",
                  "ijdi_mitigation_table.md"):

@@ -256,7 +256,8 @@ def _drive(spec: NullSpec, side: _Side, lam: float, pen: float, eps: float, qb, 
         out: Alg1Out = _run(spec, key, data.y, data.p, data.valid, data.row_cell, problem, basis,
                             params)
         out = jax.tree.map(np.asarray, out)
-        rows_in = np.asarray(row_mask(problem, jnp.asarray(out.mask), jnp.asarray(out.listed)))
+        rows_in = np.asarray(
+            row_mask(problem, jnp.asarray(out.mask), jnp.asarray(out.listed)))[: data.n]
         null, bad = None, 0
         if num_replicates:
             if spec.kind == "ijdi":
@@ -271,7 +272,8 @@ def _drive(spec: NullSpec, side: _Side, lam: float, pen: float, eps: float, qb, 
         steps = []
         for j in range(int(out.num_scans)):
             m_j, l_j = out.masks[j], out.listeds[j]
-            size_j = int(np.asarray(row_mask(problem, jnp.asarray(m_j), jnp.asarray(l_j))).sum())
+            size_j = int(np.asarray(
+                row_mask(problem, jnp.asarray(m_j), jnp.asarray(l_j)))[: data.n].sum())
             none = int(out.codes[j]) == CODE_NONE
             steps.append(IJDIStep(
                 score=0.0 if none else float(out.scores[j]),

@@ -21,6 +21,7 @@ installed) shows on runs with several chunks unless the environment sets ``OFIJA
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from functools import partial
@@ -153,6 +154,9 @@ def pad_problem(problem: Problem, y, p) -> Padded:
     f = lambda a: jnp.concatenate([jnp.asarray(a, jnp.float64), jnp.zeros(n_pad)])  # noqa: E731
     rc = jnp.concatenate([problem.row_cell, jnp.full(n_pad, padded.num_cells, jnp.int32)])
     valid = jnp.arange(n + n_pad) < n
+    # The padded problem carries the padded row_cell too: an unpadded one would make every jitted
+    # procedure retrace for each new row count N (its shape is part of the trace signature).
+    padded = dataclasses.replace(padded, row_cell=rc)
     return Padded(padded, f(y), f(p), valid, rc, n)
 
 
