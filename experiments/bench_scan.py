@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -27,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ofijax.scan import bias_scan, score_subset
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo's ofijax, uninstalled too
+from ofijax.scan import bias_scan, score_subset  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
