@@ -188,10 +188,6 @@ def _cell_index(y_true: jax.Array, y_pred: jax.Array) -> jax.Array:
     return 2 * (1 - y_true.astype(jnp.int32)) + (1 - y_pred.astype(jnp.int32))
 
 
-def _count_dtype(weights):
-    return jnp.int32 if weights is None else jnp.result_type(float)
-
-
 @functools.partial(jax.jit, static_argnames=("num_groups",))
 def _group_counts(y_true, y_pred, codes, weights, *, num_groups):
     """Segment-sum rows into ``(..., num_groups, 4)``; ``y_pred`` may carry leading axes."""

@@ -39,6 +39,7 @@ import numpy as np
 from ofijax import _validation as v
 from ofijax import distributions as _dist
 from ofijax._cm import FN, FP
+from ofijax._metrics import ofi, pairwise
 
 __all__ = [
     "NULLS",
@@ -437,9 +438,7 @@ def _bootstrap_rows(key, cell, codes, order, starts, sizes, weights, *, num_samp
     data = weights[rows].astype(dt)
     seg = seg + (jnp.arange(num_samples, dtype=jnp.int32) * num_groups * 4)[:, None]
     cm = jax.ops.segment_sum(data.reshape(-1), seg.reshape(-1), num_segments=num_samples * num_groups * 4)
-    cm = cm.reshape(num_samples, num_groups, 4)
-    b = (cm[..., FP] - cm[..., FN]) / cm.sum(-1)
-    return b[..., :, None] - b[..., None, :]
+    return pairwise(ofi, cm.reshape(num_samples, num_groups, 4))
 
 
 def _percentiles(samples: jax.Array, confidence: float) -> tuple[np.ndarray, np.ndarray]:

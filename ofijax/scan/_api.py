@@ -26,6 +26,7 @@ from ._engine import (
     scan_arrays,
     score_arrays,
 )
+from ._randomization import bias_scan_null_scores, check_randomization_args
 
 __all__ = ["ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"]
 
@@ -241,8 +242,6 @@ def bias_scan(
         raise ValueError(f"num_restarts: must be an integer ≥ 1; got {num_restarts!r}.")
     if max_steps is not None and (not isinstance(max_steps, int | np.integer) or max_steps < 1):
         raise ValueError(f"max_steps: must be an integer ≥ 1 or None; got {max_steps!r}.")
-    from ._randomization import check_randomization_args
-
     check_randomization_args(num_replicates, null, replicate_chunk)
     enc, y, p = _prepare(data, observations, expectations, value_labels)
     with jax.enable_x64(True):
@@ -255,8 +254,6 @@ def bias_scan(
         res = _result(enc, problem, Phi, Y, b, raw.mask, raw.listed, raw.score, raw.log_q,
                       raw.converged)
         if num_replicates:
-            from ._randomization import bias_scan_null_scores
-
             rt = bias_scan_null_scores(
                 key, problem, b, y, p, penalty=pen, num_restarts=int(num_restarts),
                 max_steps=None if max_steps is None else int(max_steps),
