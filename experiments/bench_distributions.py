@@ -45,7 +45,7 @@ import jax  # noqa: E402
 
 import ofijax  # noqa: E402
 from ofijax import distributions as D  # noqa: E402
-from ofijax._sampling import packed_table_np  # noqa: E402
+from ofijax.distributions._sampling import packed_table_np  # noqa: E402
 
 RESULTS = ROOT / "experiments" / "results"
 
@@ -80,7 +80,7 @@ def numpy_unrank_search(s: np.ndarray, n: int, table: np.ndarray) -> tuple[np.nd
 
 
 def numpy_unrank_lut(s: np.ndarray, n: int, table: np.ndarray) -> tuple[np.ndarray, ...]:
-    w = table[s]  # packed TP | FN << 8 | FP << 16 | TN << 24 (ofijax._sampling.packed_table_np)
+    w = table[s]  # packed TP | FN << 8 | FP << 16 | TN << 24 (ofijax.distributions._sampling.packed_table_np)
     return (w >> 16) & 0xFF, (w >> 8) & 0xFF
 
 

@@ -168,3 +168,39 @@ def check_nonnegative_scalar(value: Any, name: str) -> float:
     if not np.isfinite(v) or v < 0:
         raise ValueError(f"{name}: must be a finite number ≥ 0; got {value!r}.")
     return v
+
+
+def as_key(key: Any, name: str = "key") -> Any:
+    """The one PRNG-key policy of ofijax: a ``jax.random.key``/``PRNGKey`` or an int seed.
+
+    A typed key (``jax.random.key(s)``) or a raw ``uint32[2]`` key (``jax.random.PRNGKey(s)``) is
+    returned unchanged (a batch of keys keeps its leading axes); a Python or NumPy integer
+    (not ``bool``) in ``[0, 2**64)`` becomes ``jax.random.key(seed)``. Anything else raises one
+    ``TypeError`` naming ``name``.
+
+    >>> import jax
+    >>> from ofijax._validation import as_key
+    >>> bool((jax.random.key_data(as_key(3)) == jax.random.key_data(jax.random.key(3))).all())
+    True
+    """
+    import jax
+
+    if isinstance(key, (bool, np.bool_)):
+        raise TypeError(f"{name}: must be a jax.random.key(...) or an int seed; got a bool.")
+    if isinstance(key, (int, np.integer)):
+        seed = int(key)
+        if not 0 <= seed < 2**64:
+            raise TypeError(f"{name}: an int seed must lie in [0, 2**64); got {seed}.")
+        if seed >= 2**63:
+            seed -= 2**64  # jax.random.key takes int64; same 64 bits
+        return jax.random.key(seed)
+    if isinstance(key, jax.Array) or isinstance(key, np.ndarray):
+        dt = key.dtype
+        if jax.dtypes.issubdtype(dt, jax.dtypes.prng_key):
+            return key
+        if dt == np.uint32 and key.ndim >= 1 and key.shape[-1] == 2:
+            return key
+    raise TypeError(
+        f"{name}: must be a jax.random.key(...) / jax.random.PRNGKey(...) or an int seed; "
+        f"got {type(key).__name__}."
+    )

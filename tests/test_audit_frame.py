@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ofijax import _significance as sig
-from ofijax._audit import AuditFrame, audit
+from ofijax.auditing import _significance as sig
+from ofijax.auditing._frame import AuditFrame, audit
 
 
 def rows_from_cms(cms, labels):
@@ -221,7 +221,7 @@ def test_scan_reports_the_disadvantaged_subgroup(tmp_path):
     assert "Worst subgroups (scan)" in af.summary()
     assert af.to_dict()["scan"]["fpr_scan"]["p_value"] is None
     # the scan command on the same data (harmful-label orientation given directly)
-    import ofijax._cli as cli
+    import ofijax.cli._main as cli
 
     path = tmp_path / "scan.csv"
     df.assign(y=1 - y, yh=1 - yh).to_csv(path, index=False)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ofijax import _significance as sig
+from ofijax.auditing import _significance as sig
 
 
 def all_cms(n):

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ofijax._audit import audit
-from ofijax._cli import main
+from ofijax.auditing._frame import audit
+from ofijax.cli._main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -235,5 +235,5 @@ def test_public_api_is_curated():
     for name in ofijax.__all__:
         assert hasattr(ofijax, name), name
     public = {n for n in dir(ofijax) if not n.startswith("_")}
-    modules = {"scan", "distributions", "diff", "datasets", "audit"}
+    modules = {"scan", "distributions", "diff", "datasets", "audit", "cli"}
     assert public - set(ofijax.__all__) - modules == set()

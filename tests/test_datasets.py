@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from ofijax import datasets
-from ofijax.datasets import load_acs_employment, load_adult, load_compas, load_german
+from ofijax.datasets import _loaders, load_acs_employment, load_adult, load_compas, load_german
 
 PROPUBLICA_RACES = {
     "African-American",
@@ -31,34 +31,34 @@ def test_every_packaged_file_matches_provenance_and_checksum():
     data = resources.files("ofijax").joinpath("data")
     prov = data.joinpath("PROVENANCE.md").read_text()
     # Each file listed in the loader's checksum table is in PROVENANCE.md with the same digest.
-    for name, digest in datasets._SHA256.items():
+    for name, digest in _loaders._SHA256.items():
         row = [line for line in prov.splitlines() if line.startswith(f"| `{name}`")]
         assert len(row) == 1, name
         assert digest in row[0], name
         raw = gzip.decompress(data.joinpath(name).read_bytes())
         assert hashlib.sha256(raw).hexdigest() == digest
     gz = sorted(p.name for p in data.iterdir() if p.name.endswith(".gz"))
-    assert gz == sorted(datasets._SHA256)
+    assert gz == sorted(_loaders._SHA256)
     total = sum(data.joinpath(n).read_bytes().__len__() for n in gz)
     assert total < 5_000_000
 
 
 def test_corrupt_file_is_detected(monkeypatch):
-    monkeypatch.setitem(datasets._SHA256, "german.data.gz", "0" * 64)
-    datasets._raw_bytes.cache_clear()
+    monkeypatch.setitem(_loaders._SHA256, "german.data.gz", "0" * 64)
+    _loaders._raw_bytes.cache_clear()
     try:
         with pytest.raises(RuntimeError, match="corrupt"):
-            datasets._raw_bytes("german.data.gz")
+            _loaders._raw_bytes("german.data.gz")
     finally:
         monkeypatch.undo()
-        datasets._raw_bytes.cache_clear()
+        _loaders._raw_bytes.cache_clear()
 
 
 # ---------------------------------------------------------------------------- COMPAS
 
 
 def _raw_compas(variant):
-    name = datasets._COMPAS_FILES[variant][0]
+    name = _loaders._COMPAS_FILES[variant][0]
     raw = gzip.decompress(resources.files("ofijax").joinpath("data", name).read_bytes())
     import io
 

@@ -13,8 +13,7 @@ import pytest
 from jax.test_util import check_grads
 
 from ofijax import diff
-from ofijax._cm import group_confusion_matrices
-from ofijax._metrics import marginal_benefit, ofi, pairwise
+from ofijax.cm._build import group_confusion_matrices
 from ofijax.diff import (
     Batch,
     di_penalty,
@@ -30,6 +29,7 @@ from ofijax.diff import (
     soft_confusion_matrices,
     tradeoff_sweep,
 )
+from ofijax.metrics._core import marginal_benefit, ofi, pairwise
 
 # ---------------------------------------------------------------------------------------------
 # shared tiny data and one compiled sweep (compile once for the whole module)
@@ -359,7 +359,7 @@ def test_ema_matches_recursion_and_gradient_only_through_batch():
 
 def test_sweep_equals_python_loop_of_single_runs(sweep):
     keys = jax.random.split(jax.random.key(3), NUM_SEEDS)
-    from ofijax._diff_train import _evaluate
+    from ofijax.diff._train import _evaluate
 
     evaluate = jax.jit(_evaluate, static_argnums=0)
     for si, r in ((0, 0), (len(STRENGTHS) - 1, NUM_SEEDS - 1)):  # both ends of both axes
@@ -417,7 +417,7 @@ def test_max_ofi_falls_with_strength(sweep):
 
 
 def test_sweep_compiles_once(sweep):
-    from ofijax._diff_train import _sweep
+    from ofijax.diff._train import _sweep
 
     before = _sweep._cache_size()
     again = tradeoff_sweep(

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import ofijax
-from ofijax import _combinatorics as C
-from ofijax import _sampling as S
 from ofijax import distributions as D
+from ofijax.distributions import _combinatorics as C
+from ofijax.distributions import _exact as DX
+from ofijax.distributions import _sampling as S
 
 NS = range(1, 41)
 
@@ -132,7 +133,7 @@ def test_unrank_range_equals_closed_form():
             assert (got == ref).all(), (n, size, base)
             assert (D.rank_confusion_matrix(got) == base + np.arange(size)).all()
     # reduce_all's chunk generator: lookup table and closed form give the same chunks
-    gen = D._RankGen(40, 256)
+    gen = DX._RankGen(40, 256)
     cids = jnp.arange(C.num_cms(40) // 256, dtype=jnp.int32)
     a = jax.jit(jax.vmap(lambda c, ops: gen(None, c, ops), (0, None)))(cids, gen.operands())
     b = jax.jit(jax.vmap(lambda c: gen(None, c)))(cids)

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import ofijax
-from ofijax import _combinatorics as C
-from ofijax import _montecarlo as MC
 from ofijax import distributions as D
+from ofijax.distributions import _combinatorics as C
+from ofijax.distributions import _exact as DX
+from ofijax.distributions import _montecarlo as MC
 
 # Bin edges that avoid every lattice point d/n of the small n used below.
 RANGE = (-1.0005, 1.0005)
@@ -254,5 +255,5 @@ def test_reduce_all_bad_inputs():
 
 
 def test_num_samples_accepts_whole_floats():
-    assert D._check_num_samples(1e10) == 10**10
-    assert D._check_num_samples(np.int64(7)) == 7
+    assert DX._check_num_samples(1e10) == 10**10
+    assert DX._check_num_samples(np.int64(7)) == 7

@@ -8,9 +8,9 @@ import jax
 import numpy as np
 import pytest
 
-from ofijax import _combinatorics as C
-from ofijax import _sampling as S
 from ofijax import distributions as D
+from ofijax.distributions import _combinatorics as C
+from ofijax.distributions import _sampling as S
 
 DRAWS = 40_000
 

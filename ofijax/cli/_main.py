@@ -235,7 +235,7 @@ def write_heatmaps(af, out: str) -> tuple[list[str], str | None]:
         return [], "matplotlib is not installed: heatmap PNGs skipped (pip install matplotlib)."
     import numpy as np
 
-    from ofijax._audit import _label
+    from ofijax.auditing._frame import _label
 
     labels = [_label(g) for g in af.groups]
     k = len(labels)
@@ -293,7 +293,7 @@ def write_markdown(af, report: dict, path: str, images: list[str], plot_note: st
     """A Markdown report: data, settings, per-group table, pairs, verdicts, notes, heatmaps."""
     import pandas as pd
 
-    from ofijax._audit import _fmt_p, _label
+    from ofijax.auditing._frame import _fmt_p, _label
 
     s = af.settings
     d = report["data"]
@@ -356,10 +356,10 @@ def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: flo
     import jax
     import numpy as np
 
-    from ofijax import _significance as sig
     from ofijax import distributions as D
-    from ofijax._audit import _progress
-    from ofijax._cm import FN, FP
+    from ofijax.auditing import _significance as sig
+    from ofijax.auditing._frame import _progress
+    from ofijax.cm import FN, FP
 
     probs = None
     if null != "uniform":
@@ -631,7 +631,7 @@ _WHAT = {"label": "true labels", "pred": "predictions", "group": "the sensitive 
 
 
 def _cmd_audit(args) -> int:
-    from ofijax._audit import _clean, audit
+    from ofijax.auditing._frame import _clean, audit
 
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
@@ -718,7 +718,7 @@ def _cmd_scan(args) -> int:
     )
     import jax
 
-    from ofijax._audit import _clean, _run_scans
+    from ofijax.auditing._frame import _clean, _run_scans
 
     frame = prep["frame"]
     beneficial = 0 if args.harmful_label else 1
@@ -777,7 +777,7 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_table1(args) -> int:
-    from ofijax.__main__ import table1_report
+    from ofijax.cli._table1 import table1_report
 
     print(table1_report())
     return 0
@@ -793,7 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
-        from ofijax.__main__ import table1_report
+        from ofijax.cli._table1 import table1_report
 
         print(table1_report())
         print("\nCommands: ofijax audit | scan | simulate | table1   (ofijax --help for details)")

@@ -41,11 +41,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ofijax import _validation as _v
+from ofijax.metrics import ofi as _ofi
+
 from . import _combinatorics as _C
 from . import _montecarlo as _MC
 from . import _sampling as _S
-from . import _validation as _v
-from ._metrics import ofi as _ofi
 from ._montecarlo import Summary, merge_summaries
 
 __all__ = [

@@ -38,8 +38,8 @@ import numpy as np
 
 from ofijax import _validation as v
 from ofijax import distributions as _dist
-from ofijax._cm import FN, FP
-from ofijax._metrics import ofi, pairwise
+from ofijax.cm import FN, FP
+from ofijax.metrics import ofi, pairwise
 
 __all__ = [
     "NULLS",
@@ -116,7 +116,7 @@ def diff_pmf(n: int, probs: Any = None) -> np.ndarray:
         float64 array of length ``2n + 1`` summing to 1 (B = d/n).
 
     Examples:
-        >>> from ofijax._significance import diff_pmf
+        >>> from ofijax.auditing._significance import diff_pmf
         >>> (diff_pmf(1) * 4).tolist()  # M(1): FN, {TP, TN}, FP
         [1.0, 2.0, 1.0]
         >>> diff_pmf(1, [0.5, 0.25, 0.25, 0.0]).tolist()
@@ -208,7 +208,7 @@ def ofi_test(
     Examples:
         Table 1, scenario B (OFI = 2/9): unremarkable under the uniform null over M(6) × M(18).
 
-        >>> from ofijax._significance import ofi_test
+        >>> from ofijax.auditing._significance import ofi_test
         >>> t = ofi_test([0, 1, 0, 5], [0, 7, 0, 11], null="uniform")
         >>> round(t.ofi, 4), round(t.p_value, 3), t.null
         (0.2222, 0.716, 'uniform')
@@ -250,7 +250,7 @@ def pairwise_ofi_test(
         progress: optional callable wrapping an iterable (e.g. ``tqdm``) for the exact loop.
 
     Examples:
-        >>> from ofijax._significance import pairwise_ofi_test
+        >>> from ofijax.auditing._significance import pairwise_ofi_test
         >>> P = pairwise_ofi_test([[0, 1, 0, 5], [0, 7, 0, 11]], null="uniform")
         >>> P.round(3).tolist()
         [[1.0, 0.716], [0.716, 1.0]]
@@ -350,7 +350,7 @@ def holm(p_values: Any) -> np.ndarray:
     """Holm–Bonferroni adjusted p-values (step-down, monotone, capped at 1).
 
     Examples:
-        >>> from ofijax._significance import holm
+        >>> from ofijax.auditing._significance import holm
         >>> holm([0.01, 0.04, 0.03]).round(2).tolist()
         [0.03, 0.06, 0.06]
     """
@@ -474,7 +474,7 @@ def ofi_bootstrap(
 
     Examples:
         >>> import jax
-        >>> from ofijax._significance import ofi_bootstrap
+        >>> from ofijax.auditing._significance import ofi_bootstrap
         >>> bs = ofi_bootstrap(jax.random.key(0), [[30, 5, 20, 45], [40, 20, 5, 35]])
         >>> bool(bs.low[0, 1] < 0.30 < bs.high[0, 1])  # OFI = 0.15 - (-0.15) = 0.30
         True

@@ -28,10 +28,10 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ofijax import _metrics as mt
-from ofijax import _significance as sig
 from ofijax import _validation as v
-from ofijax._cm import FN, FP, TN, TP, encode_groups, group_confusion_matrices
+from ofijax import metrics as mt
+from ofijax.auditing import _significance as sig
+from ofijax.cm import FN, FP, TN, TP, encode_groups, group_confusion_matrices
 
 __all__ = ["AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS"]
 
@@ -477,7 +477,7 @@ def audit(
         The paper's Table 1, scenario B, as rows: the test is discarded, nobody is promoted.
 
         >>> import numpy as np
-        >>> from ofijax._audit import audit
+        >>> from ofijax.auditing._frame import audit
         >>> y = np.r_[[0] * 5, 1, [1] * 7, [0] * 11]
         >>> g = ["i"] * 6 + ["j"] * 18
         >>> af = audit(y, np.zeros(24, int), sensitive_features=g, null="uniform")
@@ -652,7 +652,7 @@ def audit(
 
 
 def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, beneficial_label, nboot, k):
-    from ofijax._cm import _prepare_labels, _prepare_weights
+    from ofijax.cm._build import _prepare_labels, _prepare_weights
 
     yt, yp = _prepare_labels(y_true, y_pred)
     n = yt.shape[0]

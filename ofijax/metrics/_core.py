@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ofijax import _validation as v
-from ofijax._cm import FN, FP, TN, TP
+from ofijax.cm import FN, FP, TN, TP
 
 __all__ = [
     "group_size",

@@ -19,7 +19,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from ofijax._metrics import (
+from ofijax._validation import as_numpy, check_finite, is_tracer
+from ofijax.metrics import (
     base_rate,
     false_negative_rate,
     false_positive_rate,
@@ -30,7 +31,6 @@ from ofijax._metrics import (
     true_negative_rate,
     true_positive_rate,
 )
-from ofijax._validation import as_numpy, check_finite, is_tracer
 
 __all__ = [
     "REDUCTIONS",

@@ -15,10 +15,10 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from ofijax._diff_cm import _check_group_weights, _soft_cms
-from ofijax._diff_penalty import CMEstimator, ofi_penalty
-from ofijax._metrics import disparate_impact, ofi, pairwise
 from ofijax._validation import as_numpy, check_binary, check_finite, is_tracer
+from ofijax.diff._cm import _check_group_weights, _soft_cms
+from ofijax.diff._penalty import CMEstimator, ofi_penalty
+from ofijax.metrics import disparate_impact, ofi, pairwise
 
 __all__ = [
     "Batch",

@@ -18,30 +18,30 @@ Contents:
   :func:`logistic_model`, :func:`mlp_model`.
 """
 
-from ofijax._diff_cm import GroupWeights as GroupWeights
-from ofijax._diff_cm import one_hot_groups as one_hot_groups
-from ofijax._diff_cm import soft_confusion_matrices as soft_confusion_matrices
-from ofijax._diff_penalty import RATES as RATES
-from ofijax._diff_penalty import REDUCTIONS as REDUCTIONS
-from ofijax._diff_penalty import CMEstimator as CMEstimator
-from ofijax._diff_penalty import EMAState as EMAState
-from ofijax._diff_penalty import di_penalty as di_penalty
-from ofijax._diff_penalty import ema_confusion_matrices as ema_confusion_matrices
-from ofijax._diff_penalty import equalized_odds_penalty as equalized_odds_penalty
-from ofijax._diff_penalty import ofi_penalty as ofi_penalty
-from ofijax._diff_penalty import rate_parity_penalty as rate_parity_penalty
-from ofijax._diff_train import Batch as Batch
-from ofijax._diff_train import Evaluation as Evaluation
-from ofijax._diff_train import Model as Model
-from ofijax._diff_train import PenaltyState as PenaltyState
-from ofijax._diff_train import StepMetrics as StepMetrics
-from ofijax._diff_train import SweepResult as SweepResult
-from ofijax._diff_train import evaluate as evaluate
-from ofijax._diff_train import init_penalty_state as init_penalty_state
-from ofijax._diff_train import logistic_model as logistic_model
-from ofijax._diff_train import make_train_step as make_train_step
-from ofijax._diff_train import mlp_model as mlp_model
-from ofijax._diff_train import tradeoff_sweep as tradeoff_sweep
+from ofijax.diff._cm import GroupWeights as GroupWeights
+from ofijax.diff._cm import one_hot_groups as one_hot_groups
+from ofijax.diff._cm import soft_confusion_matrices as soft_confusion_matrices
+from ofijax.diff._penalty import RATES as RATES
+from ofijax.diff._penalty import REDUCTIONS as REDUCTIONS
+from ofijax.diff._penalty import CMEstimator as CMEstimator
+from ofijax.diff._penalty import EMAState as EMAState
+from ofijax.diff._penalty import di_penalty as di_penalty
+from ofijax.diff._penalty import ema_confusion_matrices as ema_confusion_matrices
+from ofijax.diff._penalty import equalized_odds_penalty as equalized_odds_penalty
+from ofijax.diff._penalty import ofi_penalty as ofi_penalty
+from ofijax.diff._penalty import rate_parity_penalty as rate_parity_penalty
+from ofijax.diff._train import Batch as Batch
+from ofijax.diff._train import Evaluation as Evaluation
+from ofijax.diff._train import Model as Model
+from ofijax.diff._train import PenaltyState as PenaltyState
+from ofijax.diff._train import StepMetrics as StepMetrics
+from ofijax.diff._train import SweepResult as SweepResult
+from ofijax.diff._train import evaluate as evaluate
+from ofijax.diff._train import init_penalty_state as init_penalty_state
+from ofijax.diff._train import logistic_model as logistic_model
+from ofijax.diff._train import make_train_step as make_train_step
+from ofijax.diff._train import mlp_model as mlp_model
+from ofijax.diff._train import tradeoff_sweep as tradeoff_sweep
 
 __all__ = [
     "soft_confusion_matrices",

@@ -168,7 +168,7 @@ def merge_summaries(*parts: Summary, quantile_levels=None) -> Summary:
 
     Example:
         >>> import numpy as np
-        >>> from ofijax._montecarlo import summary_from_values
+        >>> from ofijax.distributions._montecarlo import summary_from_values
         >>> a = summary_from_values(np.array([0.0, 1.0]), bins=4, range=(0, 2))
         >>> b = summary_from_values(np.array([2.0]), bins=4, range=(0, 2))
         >>> m = merge_summaries(a, b)

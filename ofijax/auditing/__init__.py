@@ -1,0 +1,38 @@
+"""Audits: per-group tables, exact OFI tests, bootstrap intervals and verdicts.
+
+Example:
+    >>> import ofijax
+    >>> af = ofijax.audit([1, 0, 1, 1, 0, 0], [1, 0, 0, 1, 1, 0], sensitive_features=list("aabbab"))
+    >>> sorted(af.by_group.index)
+    ['a', 'b']
+"""
+
+from ofijax.auditing._frame import GROUP_METRICS as GROUP_METRICS
+from ofijax.auditing._frame import PAIR_METRICS as PAIR_METRICS
+from ofijax.auditing._frame import VERDICTS as VERDICTS
+from ofijax.auditing._frame import AuditFrame as AuditFrame
+from ofijax.auditing._frame import audit as audit
+from ofijax.auditing._significance import NULLS as NULLS
+from ofijax.auditing._significance import OFIBootstrap as OFIBootstrap
+from ofijax.auditing._significance import OFITest as OFITest
+from ofijax.auditing._significance import diff_pmf as diff_pmf
+from ofijax.auditing._significance import holm as holm
+from ofijax.auditing._significance import ofi_bootstrap as ofi_bootstrap
+from ofijax.auditing._significance import ofi_test as ofi_test
+from ofijax.auditing._significance import pairwise_ofi_test as pairwise_ofi_test
+
+__all__ = [
+    "AuditFrame",
+    "audit",
+    "GROUP_METRICS",
+    "PAIR_METRICS",
+    "VERDICTS",
+    "NULLS",
+    "OFITest",
+    "OFIBootstrap",
+    "ofi_test",
+    "pairwise_ofi_test",
+    "ofi_bootstrap",
+    "diff_pmf",
+    "holm",
+]
