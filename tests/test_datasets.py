@@ -341,3 +341,9 @@ def test_acs_employment_errors(acs_root, tmp_path_factory):
     with pytest.raises(FileNotFoundError, match=re.escape("psam_p13.csv")):
         load_acs_employment(empty, state="GA", years=[2018])
     assert list(empty.iterdir()) == []  # nothing created on disk
+
+
+def test_state_codes_match_folktables():
+    from folktables.load_acs import _STATE_CODES as folktables_codes
+
+    assert {k: _loaders._STATE_CODES.get(k) for k in folktables_codes} == dict(folktables_codes)

@@ -394,10 +394,64 @@ ACS_EMPLOYMENT_FEATURES = (
 )
 
 
+#: US state FIPS codes, as folktables names its 1-Year person files (psam_pNN.csv).
+_STATE_CODES = {
+    "AL": "01",
+    "AK": "02",
+    "AZ": "04",
+    "AR": "05",
+    "CA": "06",
+    "CO": "08",
+    "CT": "09",
+    "DE": "10",
+    "FL": "12",
+    "GA": "13",
+    "HI": "15",
+    "ID": "16",
+    "IL": "17",
+    "IN": "18",
+    "IA": "19",
+    "KS": "20",
+    "KY": "21",
+    "LA": "22",
+    "ME": "23",
+    "MD": "24",
+    "MA": "25",
+    "MI": "26",
+    "MN": "27",
+    "MS": "28",
+    "MO": "29",
+    "MT": "30",
+    "NE": "31",
+    "NV": "32",
+    "NH": "33",
+    "NJ": "34",
+    "NM": "35",
+    "NY": "36",
+    "NC": "37",
+    "ND": "38",
+    "OH": "39",
+    "OK": "40",
+    "OR": "41",
+    "PA": "42",
+    "RI": "44",
+    "SC": "45",
+    "SD": "46",
+    "TN": "47",
+    "TX": "48",
+    "UT": "49",
+    "VT": "50",
+    "VA": "51",
+    "WA": "53",
+    "WV": "54",
+    "WI": "55",
+    "WY": "56",
+    "PR": "72",
+}
+
+
 def _acs_person_file(root_dir: str, state: str, year: int) -> str:
     """The path folktables 0.0.12 reads for a 1-Year person file (see folktables.load_acs)."""
-    from folktables.load_acs import _STATE_CODES
-
     if year >= 2017:
         fname = f"psam_p{_STATE_CODES[state]}.csv"
     else:
