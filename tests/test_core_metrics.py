@@ -197,7 +197,9 @@ def test_jit_vmap_parity_and_float64():
     np.testing.assert_allclose(
         jax.vmap(ofijax.marginal_benefit)(cms), ofijax.marginal_benefit(cms), rtol=1e-6
     )
-    assert ofijax.marginal_benefit(cms).dtype == jnp.float32
+    # concrete inputs: float64 whatever the x64 flag; traced inputs: the traced default float
+    assert ofijax.marginal_benefit(cms).dtype == jnp.float64
+    assert jax.jit(ofijax.marginal_benefit)(cms).dtype == jnp.float32
     with jax.enable_x64(True):
         b = ofijax.ofi([1, 1, 0, 5], [1, 7, 0, 11])
         assert b.dtype == jnp.float64
