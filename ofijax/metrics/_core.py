@@ -21,10 +21,9 @@ promoted to at least float32; that throughput path is exact to float32 rounding 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
-
-import functools
 
 import jax
 import jax.numpy as jnp
