@@ -250,8 +250,10 @@ def as_key(key: Any, name: str = "key") -> Any:
 
     A typed key (``jax.random.key(s)``) or a raw ``uint32[2]`` key (``jax.random.PRNGKey(s)``) is
     returned unchanged (a batch of keys keeps its leading axes); a Python or NumPy integer
-    (not ``bool``) in ``[0, 2**64)`` becomes ``jax.random.key(seed)``. Anything else raises one
-    ``TypeError`` naming ``name``.
+    (not ``bool``) in ``[0, 2**64)`` becomes ``jax.random.key(seed)`` built from all 64 bits of
+    the seed whatever ``jax_enable_x64`` says (seeds below 2**32 give the same key in both modes).
+    Anything else (floats, bools, strings, ``None``, out-of-range ints) raises one ``TypeError``
+    naming ``name``.
 
     >>> import jax
     >>> from ofijax._validation import as_key
@@ -268,7 +270,10 @@ def as_key(key: Any, name: str = "key") -> Any:
             raise TypeError(f"{name}: an int seed must lie in [0, 2**64); got {seed}.")
         if seed >= 2**63:
             seed -= 2**64  # jax.random.key takes int64; same 64 bits
-        return jax.random.key(seed)
+        # All 64 bits of the seed, whatever jax_enable_x64 says (in 32-bit mode jax.random.key
+        # would keep only the low 32 bits, so seeds 2**32 apart would give the same key).
+        with jax.enable_x64(True):
+            return jax.random.key(seed)
     if isinstance(key, jax.Array) or isinstance(key, np.ndarray):
         dt = key.dtype
         if jax.dtypes.issubdtype(dt, jax.dtypes.prng_key):

@@ -15,7 +15,7 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from ofijax._validation import as_numpy, check_binary, check_finite, is_tracer
+from ofijax._validation import as_key, as_numpy, check_binary, check_finite, is_tracer
 from ofijax.diff._cm import check_group_weights, soft_cms
 from ofijax.diff._penalty import CMEstimator, ofi_penalty
 from ofijax.metrics import disparate_impact, ofi, pairwise
@@ -85,7 +85,7 @@ class Model(NamedTuple):
     """A model as a pair of pure functions.
 
     Attributes:
-        init: ``init(key) -> params``.
+        init: ``init(key) -> params`` (``key`` a ``jax.random.key``/``PRNGKey`` or an int seed).
         apply: ``apply(params, x) -> logits`` of shape ``(N,)``.
     """
 
@@ -128,7 +128,7 @@ def logistic_model(num_features: int, *, init_scale: float = 0.01) -> Model:
 
     def init(key: jax.Array) -> Any:
         return {
-            "w": init_scale * jax.random.normal(key, (d,), dtype),
+            "w": init_scale * jax.random.normal(as_key(key), (d,), dtype),
             "b": jnp.zeros((), dtype),
         }
 
@@ -150,7 +150,7 @@ def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
     dtype = jnp.result_type(float)
 
     def init(key: jax.Array) -> Any:
-        keys = jax.random.split(key, len(sizes))
+        keys = jax.random.split(as_key(key), len(sizes))
         layers = [
             {
                 "w": jax.random.normal(k, (a, b), dtype) * jnp.sqrt(2.0 / a).astype(dtype),
@@ -670,7 +670,8 @@ def tradeoff_sweep(
     init noise.
 
     Args:
-        key: PRNG key; split into ``num_seeds`` keys, one per seed.
+        key: a ``jax.random.key``/``PRNGKey`` or an int seed; split into ``num_seeds`` keys,
+            one per seed.
         init_params: ``init(key) -> params`` (seeds change the initialization) or a params
             pytree used for every seed (full-batch training is then deterministic and all
             seeds agree).
@@ -700,8 +701,7 @@ def tradeoff_sweep(
         >>> res.accuracy.shape, res.ofi.shape
         ((2, 2), (2, 2, 2, 2))
     """
-    if not is_tracer(key) and not isinstance(key, jax.Array):
-        raise ValueError("key: must be a JAX PRNG key, e.g. jax.random.key(0).")
+    key = as_key(key)
     ns = _check_size(num_seeds, "num_seeds")
     nt = _check_size(num_steps, "num_steps")
     s_arr = as_numpy(strengths, "strengths")
