@@ -150,8 +150,17 @@ def _columns(sensitive_features: Any, n: int) -> tuple[list[np.ndarray], tuple |
     if isinstance(sf, dict):
         return [v.as_numpy(c, f"sensitive_features[{k!r}]") for k, c in sf.items()], tuple(sf)
     if isinstance(sf, (list, tuple)) and len(sf) > 0 and all(np.ndim(c) == 1 for c in sf):
-        return [np.asarray(c) for c in sf], None
-    arr = np.asarray(sf)
+        return [
+            np.asarray(c, dtype=object) if isinstance(c, (list, tuple)) else np.asarray(c)
+            for c in sf
+        ], None
+    if sf is None or isinstance(sf, (str, bytes)):
+        raise ValueError(
+            "sensitive_features: must be one group label per row (a 1-D array, list or Series) "
+            f"or several columns; got {type(sf).__name__}."
+        )
+    # a Python list ["a", nan] would become the strings "a", "nan": keep objects for lists
+    arr = np.asarray(sf, dtype=object) if isinstance(sf, (list, tuple)) else np.asarray(sf)
     if arr.ndim == 1:
         return [arr], None
     if arr.ndim == 2:

@@ -55,6 +55,8 @@ def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
         names = list(sensitive_features.columns)
         cols = [as_numpy(sensitive_features[c], f"sensitive_features[{c!r}]") for c in names]
         return cols, names
+    if isinstance(sensitive_features, (list, tuple)):
+        _refuse_missing(sensitive_features)
     arr = as_numpy(sensitive_features, "sensitive_features")
     if arr.ndim == 1:
         return [arr], [None]
@@ -64,6 +66,21 @@ def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
         f"sensitive_features: must be 1-D labels or a 2-D (rows, attributes) table; "
         f"got shape {arr.shape}."
     )
+
+
+def _refuse_missing(labels: Any) -> None:
+    """A Python list ``["a", nan]`` would become the strings ``"a"``, ``"nan"``: check first."""
+    try:
+        obj = np.array(labels, dtype=object)
+    except ValueError:  # ragged nested lists: let the shape checks report them
+        return
+    missing = pd.isna(obj)
+    if np.any(missing):
+        idx = np.flatnonzero(missing.reshape(missing.shape[0], -1).any(axis=-1))
+        raise ValueError(
+            f"sensitive_features: {idx.size} row(s) have a missing group label (first rows "
+            f"{idx[:5].tolist()}); fill them with an explicit category or drop those rows."
+        )
 
 
 def _codes(col: np.ndarray, name: str) -> tuple[np.ndarray, list]:
