@@ -480,6 +480,8 @@ def _counts_array(x: Any, name: str) -> Any:
     """Concrete counts as a NumPy int64 (integers, bools) or float64 array; tracers unchanged."""
     if v.is_tracer(x):
         return x
+    if x is None:
+        raise ValueError(f"{name}: must be numeric counts; got None.")
     arr = v.as_numpy(x, name)
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{name}: must be numeric counts, got dtype {arr.dtype}.")
@@ -521,7 +523,14 @@ def from_counts(*, tp: Any, fn: Any, fp: Any, tn: Any) -> jax.Array:
         np.broadcast_shapes(*shapes)
     except ValueError:
         desc = ", ".join(f"{k} {sh}" for k, sh in zip(names, shapes))
-        bad = next(k for k, sh in zip(names, shapes) if sh != max(shapes, key=len))
+        bad = names[0]
+        for k, sh in zip(names, shapes):  # blame the cell without which the others broadcast
+            try:
+                np.broadcast_shapes(*(o for o in shapes if o is not sh))
+            except ValueError:
+                continue
+            bad = k
+            break
         raise ValueError(
             f"{bad}: the cells' shapes do not broadcast together ({desc}); pass cells of one "
             "shape (or scalars)."

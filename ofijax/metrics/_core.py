@@ -88,6 +88,8 @@ def _as_cm(cm: Any, name: str = "cm") -> jax.Array:
     """Return ``cm`` as a float JAX array (float64 when concrete), validating concrete inputs."""
     if v.is_tracer(cm):
         return cm.astype(_float_dtype(cm.dtype))
+    if cm is None:
+        raise ValueError(f"{name}: must be (..., 4) counts TP, FN, FP, TN; got None.")
     raw = v.as_numpy(cm, name)
     if raw.dtype.kind not in "biuf":
         raise ValueError(f"{name}: must be numeric counts, got dtype {raw.dtype}.")
@@ -308,6 +310,8 @@ def _flag_values(x: Any, name: str, *, bound: float | None, lower: float | None)
     if v.is_tracer(x):
         d = x.astype(_float_dtype(x.dtype))
         return d, _tie_tolerance(d.dtype)
+    if x is None:
+        raise ValueError(f"{name}: must be numeric values; got None.")
     raw = v.as_numpy(x, name)
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name}: must be numeric values, got dtype {raw.dtype}.")
@@ -352,8 +356,8 @@ def four_fifths_rule(di: Any) -> jax.Array:
 def _check_threshold(threshold: Any) -> Any:
     if v.is_tracer(threshold):
         return threshold
-    if isinstance(threshold, (bool, np.bool_)):
-        raise ValueError("threshold: must be a number in [0, 2]; got a bool.")
+    if isinstance(threshold, (bool, np.bool_, str, bytes)) or threshold is None:
+        raise ValueError(f"threshold: must be a number in [0, 2]; got {threshold!r}.")
     tau = v.check_nonnegative_scalar(threshold, "threshold")
     if tau > 2:
         raise ValueError(
