@@ -523,14 +523,17 @@ def from_counts(*, tp: Any, fn: Any, fp: Any, tn: Any) -> jax.Array:
         np.broadcast_shapes(*shapes)
     except ValueError:
         desc = ", ".join(f"{k} {sh}" for k, sh in zip(names, shapes))
-        bad = names[0]
-        for k, sh in zip(names, shapes):  # blame the cell without which the others broadcast
+        # Blame the cell without which the others broadcast; when several qualify, the first
+        # cell is the reference (as for lengths) and the next one is blamed.
+        candidates = []
+        for i, k in enumerate(names):
             try:
-                np.broadcast_shapes(*(o for o in shapes if o is not sh))
+                np.broadcast_shapes(*(o for j, o in enumerate(shapes) if j != i))
             except ValueError:
                 continue
-            bad = k
-            break
+            candidates.append(k)
+        later = [k for k in candidates if k != names[0]]
+        bad = candidates[0] if len(candidates) == 1 else (later[0] if later else names[1])
         raise ValueError(
             f"{bad}: the cells' shapes do not broadcast together ({desc}); pass cells of one "
             "shape (or scalars)."
