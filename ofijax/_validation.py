@@ -26,6 +26,8 @@ __all__ = [
     "check_nonempty",
     "check_choice",
     "check_nonnegative_scalar",
+    "align_pandas",
+    "as_key",
 ]
 
 
@@ -108,8 +110,10 @@ def check_same_length(**arrays: Any) -> int:
             raise ValueError(f"{k}: must be a 1-D array of per-row values, got a scalar.")
     distinct = set(lengths.values())
     if len(distinct) > 1:
+        first, n0 = next(iter(lengths.items()))
+        bad = next(k for k, n in lengths.items() if n != n0)
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
-        raise ValueError(f"length mismatch: {desc} rows; pass one value per row in each.")
+        raise ValueError(f"{bad}: length mismatch ({desc} rows); pass one value per row in each.")
     return distinct.pop()
 
 
@@ -170,13 +174,86 @@ def check_nonnegative_scalar(value: Any, name: str) -> float:
     return v
 
 
+def _pandas_index(x: Any) -> Any:
+    """The index of a pandas Series/DataFrame (duck-typed, no pandas import), else ``None``."""
+    if hasattr(x, "index") and hasattr(x, "iloc") and hasattr(x, "reindex"):
+        return x.index
+    return None
+
+
+def align_pandas(**named_arrays: Any) -> dict[str, Any]:
+    """Align pandas arguments on their index, or refuse; never match them by position silently.
+
+    The one pandas policy of ofijax. Among the keyword arguments, those that are pandas
+    ``Series``/``DataFrame`` objects are compared with the *first* pandas argument (the
+    reference; its row order defines the rows):
+
+    * identical indexes: returned unchanged;
+    * the same unique labels in another order: the argument is reordered to the reference's
+      order (``obj.reindex(reference.index)``), as pandas itself would align them;
+    * anything else (labels missing on either side, duplicate labels, different lengths):
+      ``ValueError`` naming the argument and saying how to fix it (``.reindex``/``.loc`` to
+      select the common rows, or ``.reset_index(drop=True)`` on every argument to match by
+      position on purpose).
+
+    Non-pandas arguments (lists, NumPy/JAX arrays, ``None``) are passed through unchanged; they
+    are matched by position with the reference's order. The returned dict has the same keys in
+    the same order.
+
+    >>> import pandas as pd
+    >>> from ofijax._validation import align_pandas
+    >>> a = pd.Series([1, 0, 1], index=["x", "y", "z"])
+    >>> b = pd.Series([0, 1, 1], index=["z", "x", "y"])
+    >>> align_pandas(y_true=a, y_pred=b)["y_pred"].tolist()
+    [1, 1, 0]
+    """
+    ref_name, ref_index = None, None
+    out: dict[str, Any] = {}
+    for name, obj in named_arrays.items():
+        idx = _pandas_index(obj)
+        if idx is None:
+            out[name] = obj
+            continue
+        if ref_index is None:
+            ref_name, ref_index = name, idx
+            out[name] = obj
+            continue
+        if idx.equals(ref_index):
+            out[name] = obj
+            continue
+        same_labels = (
+            len(idx) == len(ref_index)
+            and idx.is_unique
+            and ref_index.is_unique
+            and len(idx.difference(ref_index)) == 0
+        )
+        if same_labels:
+            out[name] = obj.reindex(ref_index)
+            continue
+        if not (idx.is_unique and ref_index.is_unique):
+            why = "has duplicate labels and differs from"
+        else:
+            missing = len(ref_index.difference(idx))
+            extra = len(idx.difference(ref_index))
+            why = f"lacks {missing} and adds {extra} labels relative to"
+        raise ValueError(
+            f"{name}: its pandas index {why} {ref_name}'s index, and ofijax never matches pandas "
+            f"rows by position. Select the common rows first (e.g. "
+            f"{name}.reindex({ref_name}.index) or .loc[common] on both), or call "
+            f".reset_index(drop=True) on every argument to match them by position on purpose."
+        )
+    return out
+
+
 def as_key(key: Any, name: str = "key") -> Any:
     """The one PRNG-key policy of ofijax: a ``jax.random.key``/``PRNGKey`` or an int seed.
 
     A typed key (``jax.random.key(s)``) or a raw ``uint32[2]`` key (``jax.random.PRNGKey(s)``) is
     returned unchanged (a batch of keys keeps its leading axes); a Python or NumPy integer
-    (not ``bool``) in ``[0, 2**64)`` becomes ``jax.random.key(seed)``. Anything else raises one
-    ``TypeError`` naming ``name``.
+    (not ``bool``) in ``[0, 2**64)`` becomes ``jax.random.key(seed)`` built from all 64 bits of
+    the seed whatever ``jax_enable_x64`` says (seeds below 2**32 give the same key in both modes).
+    Anything else (floats, bools, strings, ``None``, out-of-range ints) raises one ``TypeError``
+    naming ``name``.
 
     >>> import jax
     >>> from ofijax._validation import as_key
@@ -193,7 +270,10 @@ def as_key(key: Any, name: str = "key") -> Any:
             raise TypeError(f"{name}: an int seed must lie in [0, 2**64); got {seed}.")
         if seed >= 2**63:
             seed -= 2**64  # jax.random.key takes int64; same 64 bits
-        return jax.random.key(seed)
+        # All 64 bits of the seed, whatever jax_enable_x64 says (in 32-bit mode jax.random.key
+        # would keep only the low 32 bits, so seeds 2**32 apart would give the same key).
+        with jax.enable_x64(True):
+            return jax.random.key(seed)
     if isinstance(key, jax.Array) or isinstance(key, np.ndarray):
         dt = key.dtype
         if jax.dtypes.issubdtype(dt, jax.dtypes.prng_key):

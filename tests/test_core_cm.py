@@ -171,3 +171,104 @@ def test_main_prints_table1(capsys):
     out = capsys.readouterr().out
     assert "-0.06" in out and "0.22" in out and "2.71" in out and "-7/18" in out
     assert main(["--bogus"]) == 2
+
+
+# ------------------------------------------------------------------ exact counts (issue 12) ------
+BIG = 2**31  # int32 wraps here
+
+
+def test_from_counts_and_flip_keep_int64_counts_beyond_int32():
+    cm = ofijax.from_counts(tp=BIG + 3, fn=BIG, fp=BIG + 2, tn=1)
+    assert cm.dtype == np.int64
+    assert cm.tolist() == [BIG + 3, BIG, BIG + 2, 1]
+    assert ofijax.flip(cm).tolist() == [1, BIG + 2, BIG, BIG + 3]
+    assert ofijax.flip(np.array([BIG, 0, 0, 2**40], np.int64)).tolist() == [2**40, 0, 0, BIG]
+    sk = ofijax.from_sklearn(np.array([[1, BIG + 1], [BIG, 7]], np.int64))
+    assert sk.tolist() == [7, BIG, BIG + 1, 1]
+    assert ofijax.to_sklearn(sk).tolist() == [[1, BIG + 1], [BIG, 7]]
+
+
+def test_integer_weights_beyond_float32_are_counted_exactly():
+    w = [2**24 + 1, 1, 2**40 + 3, 5]
+    cm = ofijax.confusion_matrix([1, 1, 0, 0], [1, 1, 1, 0], sample_weight=w)
+    assert cm.dtype == np.float64
+    assert cm.tolist() == [2**24 + 2, 0, 2**40 + 3, 5]
+    g = ofijax.group_confusion_matrices([1, 1, 0, 0], [1, 1, 1, 0], ["a", "b", "a", "b"],
+                                        sample_weight=w)
+    assert g.cms.tolist() == [[2**24 + 1, 0, 2**40 + 3, 0], [1, 0, 0, 5]]
+    with pytest.raises(ValueError, match="^sample_weight"):
+        ofijax.confusion_matrix([1, 0], [1, 0], sample_weight=[2**52, 2**52])
+
+
+def test_unweighted_counts_are_int64():
+    assert ofijax.confusion_matrix([1, 0], [1, 1]).dtype == np.int64
+    assert ofijax.group_confusion_matrices([1, 0], [1, 1], [0, 1]).cms.dtype == np.int64
+
+
+def test_threshold_sweep_compares_like_numpy_float64():
+    # 1e-9 below a threshold is below it (float32 rounds it onto the threshold)
+    r = ofijax.threshold_sweep([1, 0], [0.5 - 1e-9, 0.5 + 1e-9], [0, 0], [0.5])
+    assert r.cms[0, 0].tolist() == [0, 1, 1, 0]
+    # integer scores above 2**24 (float32 rounds 2**24 + 1 to 2**24)
+    r = ofijax.threshold_sweep([1, 1], [2**24, 2**24 + 2], [0, 0], [2**24 + 1])
+    assert r.cms[0, 0].tolist() == [1, 1, 0, 0]
+    rng = np.random.default_rng(0)
+    th = np.array([0.3, 0.3 + 1e-12, 0.7, 1e8 + 1])
+    s = np.concatenate([th - 1e-12, th, th + 1e-12, rng.random(20)])
+    y = rng.integers(0, 2, s.size)
+    g = rng.integers(0, 3, s.size)
+    got = np.asarray(ofijax.threshold_sweep(y, s, g, th).cms)
+    for t_i, t in enumerate(th):
+        for k in range(3):
+            m = g == k
+            ref = ofijax.confusion_matrix(y[m], (s[m] >= t).astype(int))
+            assert got[t_i, k].tolist() == ref.tolist()
+
+
+def test_threshold_sweep_and_builders_name_bad_shapes():
+    with pytest.raises(ValueError, match="^y_true"):
+        ofijax.threshold_sweep([[1, 0], [0, 1]], [0.1, 0.2], [0, 0], [0.5])
+    with pytest.raises(ValueError, match="^scores"):
+        ofijax.threshold_sweep([1, 0, 1], [0.1, 0.2], [0, 0, 0], [0.5])
+    with pytest.raises(ValueError, match="^sensitive_features"):
+        ofijax.threshold_sweep([1, 0], [0.1, 0.2], [0, 0, 0], [0.5])
+    with pytest.raises(ValueError, match="^thresholds"):
+        ofijax.threshold_sweep([1, 0], [0.1, 0.2], [0, 0], [[0.5, 0.1]])
+    with pytest.raises(ValueError, match="^fn"):
+        ofijax.from_counts(tp=[1, 2], fn=[1, 2, 3], fp=0, tn=0)
+    with pytest.raises(ValueError, match="^beneficial_label"):
+        ofijax.confusion_matrix([1, 0], [1, 0], beneficial_label=2)
+
+
+# ------------------------------------------------------------------ pandas alignment -------------
+def test_pandas_permuted_index_is_aligned_not_matched_by_position():
+    y = pd.Series([1, 1, 0, 0, 0], index=list("abcde"))
+    yhat = pd.Series([1, 0, 1, 1, 0], index=list("abcde")).sample(frac=1, random_state=1)
+    assert list(yhat.index) != list("abcde")
+    assert ofijax.confusion_matrix(y, yhat).tolist() == [1, 1, 2, 1]
+    g = pd.Series(["u", "v", "u", "v", "u"], index=list("abcde")).iloc[::-1]
+    w = pd.Series([1.0, 2, 3, 4, 5], index=list("abcde")).iloc[[2, 0, 4, 1, 3]]
+    got = ofijax.group_confusion_matrices(y, yhat, g, sample_weight=w)
+    ref = ofijax.group_confusion_matrices(
+        [1, 1, 0, 0, 0], [1, 0, 1, 1, 0], ["u", "v", "u", "v", "u"], sample_weight=[1, 2, 3, 4, 5]
+    )
+    assert got.cms.tolist() == ref.cms.tolist()
+    s = pd.Series([0.9, 0.2, 0.8, 0.7, 0.1], index=list("abcde")).iloc[::-1]
+    sw = ofijax.threshold_sweep(y, s, g, [0.5])
+    ref = ofijax.threshold_sweep([1, 1, 0, 0, 0], [0.9, 0.2, 0.8, 0.7, 0.1],
+                                 ["u", "v", "u", "v", "u"], [0.5])
+    assert sw.cms.tolist() == ref.cms.tolist()
+
+
+@pytest.mark.parametrize("other_index", [list("abcdx"), list("bcdef"), list("aabcd")])
+def test_pandas_partially_overlapping_index_is_refused(other_index):
+    y = pd.Series([1, 1, 0, 0, 0], index=list("abcde"))
+    yhat = pd.Series([1, 0, 1, 1, 0], index=other_index)
+    with pytest.raises(ValueError, match="^y_pred: its pandas index .*reset_index"):
+        ofijax.confusion_matrix(y, yhat)
+    g = pd.Series(list("uvuvu"), index=other_index)
+    with pytest.raises(ValueError, match="^sensitive_features: its pandas index"):
+        ofijax.group_confusion_matrices(y, y, g)
+    # matching by position on purpose
+    ok = ofijax.confusion_matrix(y.reset_index(drop=True), yhat.reset_index(drop=True))
+    assert ok.tolist() == [1, 1, 2, 1]

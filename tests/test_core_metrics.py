@@ -197,7 +197,9 @@ def test_jit_vmap_parity_and_float64():
     np.testing.assert_allclose(
         jax.vmap(ofijax.marginal_benefit)(cms), ofijax.marginal_benefit(cms), rtol=1e-6
     )
-    assert ofijax.marginal_benefit(cms).dtype == jnp.float32
+    # concrete inputs: float64 whatever the x64 flag; traced inputs: the traced default float
+    assert ofijax.marginal_benefit(cms).dtype == jnp.float64
+    assert jax.jit(ofijax.marginal_benefit)(cms).dtype == jnp.float32
     with jax.enable_x64(True):
         b = ofijax.ofi([1, 1, 0, 5], [1, 7, 0, 11])
         assert b.dtype == jnp.float64
@@ -237,3 +239,55 @@ def test_public_api_is_curated():
     public = {n for n in dir(ofijax) if not n.startswith("_")}
     modules = {"scan", "distributions", "diff", "datasets", "audit", "cli"}
     assert public - set(ofijax.__all__) - modules == set()
+
+
+# ------------------------------------------------------------------ exact numbers (issue 12) -----
+def test_int64_counts_beyond_int32_keep_the_sign_of_b():
+    big = 2**31
+    cm = np.array([0, big, big + 2, 0], np.int64)  # FP > FN: B = 2 / (2**32 + 2) > 0
+    b = ofijax.marginal_benefit(cm)
+    assert b.dtype == jnp.float64
+    assert float(b) == float(Fraction(2, 2**32 + 2))
+    ci = np.array([[3 * big, big, big + 5, 7]], np.int64)
+    cj = np.array([[1, 2, 3, 4]], np.int64)
+    ref = Fraction(big + 5 - big, 5 * big + 12) - Fraction(3 - 2, 10)
+    assert abs(float(ofijax.ofi(ci, cj)[0]) - float(ref)) <= 1e-15
+    di = float(ofijax.disparate_impact(ci[0], cj[0]))
+    assert abs(di - float(Fraction(4 * big + 5, 5 * big + 12) / Fraction(4, 10))) <= 1e-15
+    # flip / from_counts output feeds the metrics exactly
+    cm2 = ofijax.from_counts(tp=big, fn=0, fp=0, tn=big + 1)
+    assert float(ofijax.benefit(cm2)) == float(Fraction(big, 2 * big + 1))
+    assert float(ofijax.marginal_benefit(ofijax.flip(cm))) == -float(b)
+
+
+def test_float16_counts_are_promoted():
+    cm16 = np.array([2048, 0, 1, 0], np.float16)  # n = 2049 is not a float16
+    assert float(ofijax.marginal_benefit(cm16)) == float(Fraction(1, 2049))
+    traced = jax.jit(ofijax.marginal_benefit)(jnp.asarray(cm16))
+    assert traced.dtype == jnp.float32
+    assert abs(float(traced) - 1 / 2049) < 1e-9
+
+
+def test_shape_mismatch_and_bad_flag_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="^cm_j: shape"):
+        ofijax.ofi([[1, 0, 0, 5]] * 3, [[1, 0, 0, 5]] * 2)
+    with pytest.raises(ValueError, match="^cm_j: shape"):
+        ofijax.disparate_impact([[1, 0, 0, 5]] * 3, [[1, 0, 0, 5]] * 2)
+    with pytest.raises(ValueError, match="^di: must be numeric"):
+        ofijax.four_fifths_rule(["a", "b"])
+    with pytest.raises(ValueError, match="^di: disparate impact"):
+        ofijax.four_fifths_rule([-0.5])
+    with pytest.raises(ValueError, match="^ofi_value: must be numeric"):
+        ofijax.ofi_flag("x")
+    with pytest.raises(ValueError, match="^ofi_value: OFI lies in"):
+        ofijax.ofi_flag(3.0)
+    with pytest.raises(ValueError, match="^ofi_value"):
+        ofijax.ofi_flag([0.1, float("inf")])
+    for bad in (3.0, "a", True, float("nan"), -0.1):
+        with pytest.raises(ValueError, match="^threshold"):
+            ofijax.ofi_flag(0.1, threshold=bad)
+    with pytest.raises(TypeError, match="^metric"):
+        ofijax.pairwise("ofi", [[1, 0, 0, 5], [1, 0, 0, 5]])
+    # float32 ties keep float32's slack; NaN stays NaN
+    assert float(ofijax.ofi_flag(np.float32(0.3))) == 0.0
+    assert math.isnan(float(ofijax.four_fifths_rule(float("nan"))))

@@ -534,3 +534,63 @@ def test_public_api_matches_all():
     for n in diff.__all__:
         if n not in ("RATES", "REDUCTIONS"):
             assert getattr(diff, n).__module__.startswith("ofijax")
+
+
+# ------------------------------------------------------------------ bad input (issue 12) ---------
+def _tiny_step():
+    model = logistic_model(2)
+    params = model.init(jax.random.key(0))
+    opt = optax.sgd(0.1)
+    return model, params, opt, make_train_step(model.apply, opt, strength=1.0)
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("y", np.array([1, 2, 1, 2]), "^batch.y: must be binary"),
+        ("x", np.array([[np.nan, 1.0], [1, 1], [1, 1], [1, 1]]), "^batch.x: 1 value"),
+        ("x", np.ones((4, 3)), "^batch.x: the model cannot take features"),
+        ("groups", np.eye(2)[[0, 1, 0]], "^batch.groups: has 3 rows but batch.y has 4"),
+        ("weight", np.ones(3), "^batch.weight"),
+    ],
+)
+def test_train_step_refuses_bad_batches_with_a_named_error(field, value, match):
+    _, params, opt, step = _tiny_step()
+    good = dict(x=np.ones((4, 2)), y=np.array([1, 0, 1, 0]), groups=np.eye(2)[[0, 1, 0, 1]])
+    good[field] = value
+    with pytest.raises(ValueError, match=match):
+        step(params, opt.init(params), Batch(**good))
+
+
+def test_train_step_rejects_infinite_strength_in_penalty_mode():
+    model = logistic_model(2)
+    with pytest.raises(ValueError, match="^strength: must be finite"):
+        make_train_step(model.apply, optax.sgd(0.1), strength=float("inf"))
+    make_train_step(model.apply, optax.sgd(0.1), strength=float("inf"), lagrangian=True)
+    with pytest.raises(ValueError, match="^strength"):
+        make_train_step(model.apply, optax.sgd(0.1), strength="strong")
+
+
+def test_train_step_checks_skip_traced_batches_and_can_be_disabled():
+    model, params, opt, step = _tiny_step()
+    batch = Batch(jnp.ones((4, 2)), jnp.array([1, 0, 1, 0]), jnp.eye(2)[jnp.array([0, 1, 0, 1])])
+    fast = make_train_step(model.apply, opt, strength=1.0, check_inputs=False)
+    a = step(params, opt.init(params), batch)[2].loss
+    b = fast(params, opt.init(params), batch)[2].loss
+    c = jax.jit(step)(params, opt.init(params), batch)[2].loss
+    assert float(a) == float(b) == float(c)
+
+
+@pytest.mark.parametrize("bad", [None, "abc", [None, "a"], ["a", float("nan")]])
+def test_one_hot_groups_refuses_missing_or_none(bad):
+    with pytest.raises(ValueError, match="^sensitive_features"):
+        one_hot_groups(bad)
+
+
+def test_model_init_and_sweep_take_an_int_seed():
+    model = logistic_model(2)
+    a = model.init(3)["w"]
+    b = model.init(jax.random.key(3))["w"]
+    assert np.array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(TypeError, match="^key"):
+        model.init(1.5)

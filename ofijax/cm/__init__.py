@@ -1,7 +1,9 @@
 """Confusion matrices: builders and conversions.
 
 Layout ``(..., 4)`` ordered **TP, FN, FP, TN**, positive prediction = beneficial outcome. Convert
-scikit-learn's ``[[TN, FP], [FN, TP]]`` with :func:`from_sklearn`.
+scikit-learn's ``[[TN, FP], [FN, TP]]`` with :func:`from_sklearn`. Counts are exact whatever
+``jax_enable_x64`` says: int64 (float64 with weights), computed under a local x64 context or in
+NumPy. pandas inputs are aligned on their index or refused, never matched by position.
 
 Example:
     >>> from ofijax import cm
@@ -20,6 +22,8 @@ from ofijax.cm._build import flip as flip
 from ofijax.cm._build import from_counts as from_counts
 from ofijax.cm._build import from_sklearn as from_sklearn
 from ofijax.cm._build import group_confusion_matrices as group_confusion_matrices
+from ofijax.cm._build import prepare_labels as prepare_labels
+from ofijax.cm._build import prepare_weights as prepare_weights
 from ofijax.cm._build import threshold_sweep as threshold_sweep
 from ofijax.cm._build import to_sklearn as to_sklearn
 
@@ -37,4 +41,6 @@ __all__ = [
     "to_sklearn",
     "flip",
     "encode_groups",
+    "prepare_labels",
+    "prepare_weights",
 ]

@@ -16,6 +16,12 @@ Contents:
 * training: :func:`make_train_step` (penalty or Lagrangian mode), :func:`tradeoff_sweep`
   (strengths × seeds in one compiled program), :func:`evaluate`, and two small models
   :func:`logistic_model`, :func:`mlp_model`.
+
+Dtypes: this is a throughput path. Soft CMs and penalties compute in the float dtype of their
+inputs — float32 by default, float64 under ``jax_enable_x64`` — with integer (even int64 ≥ 2³¹)
+and float16 counts converted on the host to that float, so they are rounded (relative error
+≲ 1e-7 in float32), never wrapped. For exact audit numbers use :mod:`ofijax.metrics` on hard
+counts from :mod:`ofijax.cm`.
 """
 
 from ofijax.diff._cm import GroupWeights as GroupWeights

@@ -10,9 +10,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 from jax.typing import ArrayLike
 
 from ofijax._validation import (
+    align_pandas,
     as_numpy,
     check_binary,
     check_finite,
@@ -20,7 +22,13 @@ from ofijax._validation import (
     is_tracer,
 )
 
-__all__ = ["GroupWeights", "one_hot_groups", "soft_confusion_matrices"]
+__all__ = [
+    "GroupWeights",
+    "one_hot_groups",
+    "soft_confusion_matrices",
+    "check_group_weights",
+    "soft_cms",
+]
 
 
 class GroupWeights(NamedTuple):
@@ -38,10 +46,17 @@ class GroupWeights(NamedTuple):
 
 def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
     """Split 1-D labels, a 2-D array or a DataFrame into a list of 1-D label columns."""
+    if sensitive_features is None or isinstance(sensitive_features, (str, bytes)):
+        raise ValueError(
+            f"sensitive_features: must be one group label per row (a 1-D array, list or Series) "
+            f"or a 2-D table of attributes; got {type(sensitive_features).__name__}."
+        )
     if hasattr(sensitive_features, "columns") and hasattr(sensitive_features, "iloc"):
         names = list(sensitive_features.columns)
         cols = [as_numpy(sensitive_features[c], f"sensitive_features[{c!r}]") for c in names]
         return cols, names
+    if isinstance(sensitive_features, (list, tuple)):
+        _refuse_missing(sensitive_features)
     arr = as_numpy(sensitive_features, "sensitive_features")
     if arr.ndim == 1:
         return [arr], [None]
@@ -53,10 +68,38 @@ def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
     )
 
 
+def _refuse_missing(labels: Any) -> None:
+    """A Python list ``["a", nan]`` would become the strings ``"a"``, ``"nan"``: check first."""
+    try:
+        obj = np.array(labels, dtype=object)
+    except ValueError:  # ragged nested lists: let the shape checks report them
+        return
+    missing = pd.isna(obj)
+    if np.any(missing):
+        idx = np.flatnonzero(missing.reshape(missing.shape[0], -1).any(axis=-1))
+        raise ValueError(
+            f"sensitive_features: {idx.size} row(s) have a missing group label (first rows "
+            f"{idx[:5].tolist()}); fill them with an explicit category or drop those rows."
+        )
+
+
 def _codes(col: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     if col.dtype.kind in "fc":
         check_finite(col, name)
-    values, codes = np.unique(col, return_inverse=True)
+    missing = pd.isna(col)
+    if np.any(missing):
+        idx = np.flatnonzero(missing)
+        raise ValueError(
+            f"{name}: {idx.size} row(s) have a missing group label (first rows "
+            f"{idx[:5].tolist()}); fill them with an explicit category or drop those rows."
+        )
+    try:
+        values, codes = np.unique(col, return_inverse=True)
+    except TypeError:
+        raise ValueError(
+            f"{name}: group labels of mixed types cannot be ordered; convert them to one type "
+            "first (e.g. .astype(str))."
+        ) from None
     return codes.reshape(-1), [v.item() if hasattr(v, "item") else v for v in values]
 
 
@@ -108,38 +151,44 @@ def one_hot_groups(sensitive_features: Any, *, combine: str = "intersect") -> Gr
     return GroupWeights(jax.nn.one_hot(codes.reshape(-1), len(groups), dtype=dtype), groups)
 
 
-def _check_group_weights(group_weights: Any, n: int) -> jax.Array:
-    """Validate and return group weights as a float ``(N, G)`` array."""
+def check_group_weights(
+    group_weights: Any, n: int, name: str = "group_weights", rows_of: str = "y_true"
+) -> jax.Array:
+    """Validate and return group weights as a float ``(N, G)`` array (package-internal helper).
+
+    Raises ``ValueError`` naming ``group_weights`` on a non-numeric, negative, non-finite or
+    wrongly shaped input, or when its row count is not ``n``.
+    """
     if is_tracer(group_weights):
         gw = group_weights
     else:
-        arr = as_numpy(group_weights, "group_weights")
+        arr = as_numpy(group_weights, name)
         if arr.dtype.kind not in "biuf":
             raise ValueError(
-                f"group_weights: must be numeric (N, G) membership weights, got dtype {arr.dtype}; "
+                f"{name}: must be numeric (N, G) membership weights, got dtype {arr.dtype}; "
                 "turn group labels into weights with one_hot_groups(labels)."
             )
         if arr.ndim == 2:
-            check_finite(arr, "group_weights")
+            check_finite(arr, name)
             if arr.size and arr.min() < 0:
                 raise ValueError(
-                    "group_weights: membership weights must be ≥ 0; got a negative value."
+                    f"{name}: membership weights must be ≥ 0; got a negative value."
                 )
-        gw = jnp.asarray(group_weights)
+        gw = jnp.asarray(arr)
     if gw.ndim == 1:
         if gw.dtype != jnp.bool_:
             raise ValueError(
-                "group_weights: a 1-D array must be a boolean subgroup mask (G = 1); for group "
+                f"{name}: a 1-D array must be a boolean subgroup mask (G = 1); for group "
                 "labels use one_hot_groups(labels), for one weighted group pass shape (N, 1)."
             )
         gw = gw[:, None]
     if gw.ndim != 2:
         raise ValueError(
-            f"group_weights: must have shape (N, G) (or a 1-D boolean mask); got shape {gw.shape}."
+            f"{name}: must have shape (N, G) (or a 1-D boolean mask); got shape {gw.shape}."
         )
     if gw.shape[0] != n:
         raise ValueError(
-            f"group_weights: has {gw.shape[0]} rows but y_true has {n}; pass one row per sample."
+            f"{name}: has {gw.shape[0]} rows but {rows_of} has {n}; pass one row per sample."
         )
     return gw
 
@@ -188,8 +237,14 @@ def soft_confusion_matrices(
         >>> soft_confusion_matrices(y, p, groups).tolist()
         [[1.25, 0.75, 0.0, 0.0], [0.0, 0.0, 0.5, 1.5]]
     """
+    a = align_pandas(
+        y_true=y_true, probs=probs, group_weights=group_weights, sample_weight=sample_weight
+    )
+    y_true, probs = a["y_true"], a["probs"]
+    group_weights, sample_weight = a["group_weights"], a["sample_weight"]
     if not is_tracer(y_true):
         y_np = check_binary(y_true, "y_true")
+        y_true = y_np
         if y_np.ndim != 1:
             raise ValueError(f"y_true: must be 1-D (N,); got shape {y_np.shape}.")
     y = jnp.asarray(y_true)
@@ -197,13 +252,15 @@ def soft_confusion_matrices(
         raise ValueError(f"y_true: must be 1-D (N,); got shape {y.shape}.")
     n = y.shape[0]
     if not is_tracer(probs):
-        check_probabilities(probs, "probs")
+        src = as_numpy(probs, "probs").dtype
+        p_np = check_probabilities(probs, "probs")
+        probs = p_np.astype(src) if src.kind == "f" else p_np
     p = jnp.asarray(probs)
     if p.ndim == 0 or p.shape[-1] != n:
         raise ValueError(
             f"probs: last axis must have one probability per row ({n}); got shape {p.shape}."
         )
-    gw = _check_group_weights(group_weights, n)
+    gw = check_group_weights(group_weights, n)
     if sample_weight is not None:
         if not is_tracer(sample_weight):
             sw_np = as_numpy(sample_weight, "sample_weight")
@@ -212,6 +269,7 @@ def soft_confusion_matrices(
             check_finite(sw_np, "sample_weight")
             if sw_np.size and sw_np.min() < 0:
                 raise ValueError("sample_weight: row weights must be ≥ 0; got a negative value.")
+            sample_weight = sw_np
         sw = jnp.asarray(sample_weight)
         if sw.shape != (n,):
             raise ValueError(
@@ -219,11 +277,12 @@ def soft_confusion_matrices(
             )
     else:
         sw = None
-    return _soft_cms(y, p, gw, sw)
+    return soft_cms(y, p, gw, sw)
 
 
-def _soft_cms(y: jax.Array, p: jax.Array, gw: jax.Array, sw: jax.Array | None) -> jax.Array:
-    """Unchecked core of :func:`soft_confusion_matrices` (used inside compiled training)."""
+def soft_cms(y: jax.Array, p: jax.Array, gw: jax.Array, sw: jax.Array | None) -> jax.Array:
+    """Unchecked core of :func:`soft_confusion_matrices` (package-internal; used inside compiled
+    training, where the inputs were checked once outside ``jit``)."""
     dtype = jnp.result_type(p.dtype, gw.dtype, float)
     if sw is not None:
         dtype = jnp.result_type(dtype, sw.dtype)

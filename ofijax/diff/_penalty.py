@@ -71,6 +71,11 @@ def _check_cms(cms: Any, name: str = "cms") -> jax.Array:
         check_finite(arr, name)
         if arr.size and arr.min() < 0:
             raise ValueError(f"{name}: counts must be ≥ 0; got a negative value.")
+        # Integer (e.g. int64 ≥ 2**31) and float16 counts become the default float on the host,
+        # so they are rounded, never wrapped to int32 or computed in float16.
+        if arr.dtype.kind != "f" or arr.dtype.itemsize < 4:
+            arr = arr.astype(jnp.result_type(float))
+        cms = arr
     c = jnp.asarray(cms)
     if c.ndim < 2 or c.shape[-1] != 4:
         raise ValueError(

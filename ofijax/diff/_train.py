@@ -15,8 +15,8 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from ofijax._validation import as_numpy, check_binary, check_finite, is_tracer
-from ofijax.diff._cm import _check_group_weights, _soft_cms
+from ofijax._validation import as_key, as_numpy, check_binary, check_finite, is_tracer
+from ofijax.diff._cm import check_group_weights, soft_cms
 from ofijax.diff._penalty import CMEstimator, ofi_penalty
 from ofijax.metrics import disparate_impact, ofi, pairwise
 
@@ -85,7 +85,7 @@ class Model(NamedTuple):
     """A model as a pair of pure functions.
 
     Attributes:
-        init: ``init(key) -> params``.
+        init: ``init(key) -> params`` (``key`` a ``jax.random.key``/``PRNGKey`` or an int seed).
         apply: ``apply(params, x) -> logits`` of shape ``(N,)``.
     """
 
@@ -128,7 +128,7 @@ def logistic_model(num_features: int, *, init_scale: float = 0.01) -> Model:
 
     def init(key: jax.Array) -> Any:
         return {
-            "w": init_scale * jax.random.normal(key, (d,), dtype),
+            "w": init_scale * jax.random.normal(as_key(key), (d,), dtype),
             "b": jnp.zeros((), dtype),
         }
 
@@ -150,7 +150,7 @@ def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
     dtype = jnp.result_type(float)
 
     def init(key: jax.Array) -> Any:
-        keys = jax.random.split(key, len(sizes))
+        keys = jax.random.split(as_key(key), len(sizes))
         layers = [
             {
                 "w": jax.random.normal(k, (a, b), dtype) * jnp.sqrt(2.0 / a).astype(dtype),
@@ -230,7 +230,7 @@ def _build_step(
         logits = _logits(apply_fn, params, batch.x, n)
         task = loss_fn(logits, batch.y, batch.weight)
         probs = jax.nn.sigmoid(logits / surrogate_temperature)
-        cms = _soft_cms(batch.y, probs, batch.groups, batch.weight)
+        cms = soft_cms(batch.y, probs, batch.groups, batch.weight)
         if estimator is not None:
             cms, cm_state = estimator.update(cms, cm_state)
         pen = penalty_fn(cms)
@@ -282,10 +282,19 @@ def _check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_tem
     ):
         if is_tracer(v):
             continue
-        arr = np.asarray(v, dtype=float)
+        try:
+            arr = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: must be a real number; got {v!r}.") from None
         if arr.shape != () or np.isnan(arr) or arr < 0 or (pos and arr == 0):
             need = "> 0" if pos else "≥ 0"
             raise ValueError(f"{name}: must be a scalar {need}; got {v!r}.")
+        if name == "strength" and not np.isfinite(arr) and not lagrangian:
+            raise ValueError(
+                f"strength: must be finite in penalty mode (an infinite coefficient makes the "
+                f"loss inf/NaN); got {v!r}. inf is allowed only as the multiplier cap with "
+                "lagrangian=True."
+            )
         if name != "strength" and not np.isfinite(arr):
             raise ValueError(f"{name}: must be finite; got {v!r}.")
     if not isinstance(lagrangian, bool):
@@ -304,6 +313,7 @@ def make_train_step(
     threshold: float = 0.0,
     estimator: CMEstimator | None = None,
     surrogate_temperature: float = 1.0,
+    check_inputs: bool = True,
 ) -> Callable:
     r"""A pure jitted training step for a fairness-penalized binary classifier.
 
@@ -347,9 +357,20 @@ def make_train_step(
         threshold: :math:`\tau \ge 0`, the constraint level.
         estimator: optional CM estimator (e.g. :func:`ofijax.diff.ema_confusion_matrices`).
         surrogate_temperature: :math:`T > 0` used for the penalty's probabilities.
+        check_inputs: check every concrete ``batch`` on the host before the jitted step runs:
+            labels 0/1 (``ValueError`` naming ``batch.y`` for labels such as {1, 2}), finite
+            features (``batch.x``), one group-weight row and weight per row (``batch.groups``,
+            ``batch.weight``) and a feature count the model accepts (``batch.x``). This costs a
+            device-to-host copy of the batch per step; pass ``False`` in tight loops over data
+            already checked (for example with :func:`tradeoff_sweep`'s checks). Traced batches
+            (the step called inside your own ``jit``/``scan``) are never checked.
 
     Returns:
-        The jitted step. ``batch`` is a :class:`Batch`.
+        The step (a jitted function behind the host-side checks). ``batch`` is a :class:`Batch`.
+
+    Raises:
+        ValueError: naming the argument, for a non-finite ``strength`` in penalty mode, other
+            invalid options, and (with ``check_inputs``) a bad batch.
 
     Examples:
         >>> import jax, jax.numpy as jnp, optax
@@ -375,18 +396,20 @@ def make_train_step(
         estimator,
         surrogate_temperature,
     )
+    if not isinstance(check_inputs, bool):
+        raise ValueError(f"check_inputs: must be True or False; got {check_inputs!r}.")
     stateful = lagrangian or estimator is not None
 
     if stateful:
 
         @jax.jit
-        def step(params, opt_state, batch, state):
+        def jitted(params, opt_state, batch, state):
             return inner(strength, params, opt_state, _as_batch(batch), state)
 
     else:
 
         @jax.jit
-        def step(params, opt_state, batch):
+        def jitted(params, opt_state, batch):
             dtype = jnp.result_type(float)
             pstate = PenaltyState(jnp.zeros((), dtype), None)
             params, opt_state, _, metrics = inner(
@@ -394,7 +417,36 @@ def make_train_step(
             )
             return params, opt_state, metrics
 
+    if not check_inputs:
+        return jitted
+    seen_shapes: set = set()
+
+    @functools.wraps(jitted)
+    def step(params, opt_state, batch, *state):
+        b = _as_batch(batch)
+        if not any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(b)):
+            _check_batch(b, "batch")
+            _check_model_input(apply_fn, params, b.x, seen_shapes)
+        return jitted(params, opt_state, batch, *state)
+
     return step
+
+
+def _check_model_input(apply_fn: Callable, params: Any, x: Any, seen: set) -> None:
+    """Raise ``ValueError`` naming ``batch.x`` when ``apply_fn`` cannot take ``x`` (by shape)."""
+    leaves, tree = jax.tree_util.tree_flatten(params)
+    sig = (np.shape(x), str(np.asarray(x).dtype) if not hasattr(x, "dtype") else str(x.dtype),
+           tree, tuple((np.shape(leaf), str(getattr(leaf, "dtype", ""))) for leaf in leaves))
+    if sig in seen:
+        return
+    try:
+        jax.eval_shape(apply_fn, params, x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"batch.x: the model cannot take features of shape {np.shape(x)} (does the number "
+            f"of features match the model's?): {str(exc).splitlines()[0]}"
+        ) from None
+    seen.add(sig)
 
 
 def _as_batch(batch: Any) -> Batch:
@@ -412,15 +464,19 @@ def _check_batch(batch: Any, name: str) -> Batch:
     if y.ndim != 1:
         raise ValueError(f"{name}.y: must be 1-D (N,); got shape {y.shape}.")
     x = as_numpy(b.x, f"{name}.x")
+    if x.dtype.kind not in "biuf":
+        raise ValueError(f"{name}.x: must be numeric features, got dtype {x.dtype}.")
     if x.ndim < 1 or x.shape[0] != y.shape[0]:
         raise ValueError(
             f"{name}.x: must have one row per label ({y.shape[0]}); got shape {x.shape}."
         )
     check_finite(x, f"{name}.x")
-    gw = _check_group_weights(b.groups, y.shape[0])
+    gw = check_group_weights(b.groups, y.shape[0], f"{name}.groups", f"{name}.y")
     w = None
     if b.weight is not None:
         wa = as_numpy(b.weight, f"{name}.weight")
+        if wa.dtype.kind not in "biuf":
+            raise ValueError(f"{name}.weight: must be numeric, got dtype {wa.dtype}.")
         check_finite(wa, f"{name}.weight")
         if wa.shape != y.shape or (wa.size and wa.min() < 0):
             raise ValueError(f"{name}.weight: must be {y.shape} non-negative weights.")
@@ -455,7 +511,7 @@ def _evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
     n = data.y.shape[0]
     logits = _logits(apply_fn, params, data.x, n)
     pred = (logits > 0).astype(jnp.result_type(float))
-    cms = _soft_cms(data.y, pred, data.groups, data.weight)
+    cms = soft_cms(data.y, pred, data.groups, data.weight)
     o = pairwise(ofi, cms)
     d = pairwise(disparate_impact, cms)
     yf = data.y.astype(pred.dtype)
@@ -614,7 +670,8 @@ def tradeoff_sweep(
     init noise.
 
     Args:
-        key: PRNG key; split into ``num_seeds`` keys, one per seed.
+        key: a ``jax.random.key``/``PRNGKey`` or an int seed; split into ``num_seeds`` keys,
+            one per seed.
         init_params: ``init(key) -> params`` (seeds change the initialization) or a params
             pytree used for every seed (full-batch training is then deterministic and all
             seeds agree).
@@ -644,8 +701,7 @@ def tradeoff_sweep(
         >>> res.accuracy.shape, res.ofi.shape
         ((2, 2), (2, 2, 2, 2))
     """
-    if not is_tracer(key) and not isinstance(key, jax.Array):
-        raise ValueError("key: must be a JAX PRNG key, e.g. jax.random.key(0).")
+    key = as_key(key)
     ns = _check_size(num_seeds, "num_seeds")
     nt = _check_size(num_steps, "num_steps")
     s_arr = as_numpy(strengths, "strengths")

@@ -8,10 +8,20 @@ finite at zero cells.
 On concrete inputs (outside ``jit``) the metrics check their argument: the last axis must have
 length 4, counts must be finite and non-negative, and no group may be empty (n = 0). Under
 ``jit``/``vmap``/``grad`` these checks are skipped and an empty group gives NaN.
+
+**Dtypes.** On concrete inputs every metric is computed in **float64** under a local
+``jax.enable_x64(True)`` and returns a float64 array, whatever ``jax_enable_x64`` says, so int64
+counts ≥ 2³¹ (or float16 counts) are never wrapped or rounded before the division: B, OFI and DI
+are the correctly rounded float64 values of the exact fractions. On traced inputs (inside
+``jit``/``vmap``/``grad``, e.g. soft confusion matrices in training) the metric runs in the traced
+float dtype — float32 by default, float64 under x64 — with integer and float16/bfloat16 counts
+promoted to at least float32; that throughput path is exact to float32 rounding (relative error
+≲ 1e-7 per operation) for counts below 2²⁴.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -45,34 +55,76 @@ __all__ = [
 ]
 
 
+def _is_concrete(*xs: Any) -> bool:
+    return not any(v.is_tracer(x) for x in xs)
+
+
+def _exact(fn: Callable) -> Callable:
+    """Run ``fn`` under ``jax.enable_x64(True)`` when none of its array arguments is traced.
+
+    Concrete inputs are then converted to float64 by :func:`_as_cm` and the result is a float64
+    array whatever the global x64 flag; traced inputs run unchanged in the traced dtype.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        arrays = [a for a in (*args, *kwargs.values()) if not callable(a)]
+        if _is_concrete(*arrays):
+            with jax.enable_x64(True):
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _float_dtype(dtype: Any) -> Any:
+    """The float dtype a traced metric computes in: at least float32, else the default float."""
+    if jnp.issubdtype(dtype, jnp.floating):
+        return jnp.promote_types(dtype, jnp.float32)
+    return jnp.result_type(float)
+
+
 def _as_cm(cm: Any, name: str = "cm") -> jax.Array:
-    """Return ``cm`` as a float JAX array, validating concrete inputs."""
+    """Return ``cm`` as a float JAX array (float64 when concrete), validating concrete inputs."""
     if v.is_tracer(cm):
-        arr = cm
-    else:
-        raw = v.as_numpy(cm, name)
-        if raw.dtype.kind not in "biuf":
-            raise ValueError(f"{name}: must be numeric counts, got dtype {raw.dtype}.")
-        if raw.ndim < 1 or raw.shape[-1] != 4:
-            raise ValueError(
-                f"{name}: last axis must have length 4 (TP, FN, FP, TN); got shape {raw.shape}. "
-                "Convert scikit-learn's [[TN, FP], [FN, TP]] with ofijax.from_sklearn."
-            )
-        v.check_finite(raw, name)
-        if np.any(raw < 0):
-            raise ValueError(f"{name}: counts must be non-negative; got a negative value.")
-        n = raw.sum(-1)
-        if np.any(n <= 0):
-            idx = np.argwhere(np.atleast_1d(n <= 0))[0].tolist() if raw.ndim > 1 else []
-            where = f" (at index {tuple(idx)})" if idx else ""
-            raise ValueError(
-                f"{name}: a confusion matrix has n = 0{where}; metrics of an empty group are "
-                "undefined. Drop empty groups first."
-            )
-        arr = jnp.asarray(cm)
-    if not jnp.issubdtype(arr.dtype, jnp.floating):
-        arr = arr.astype(jnp.result_type(float))
-    return arr
+        return cm.astype(_float_dtype(cm.dtype))
+    if cm is None:
+        raise ValueError(f"{name}: must be (..., 4) counts TP, FN, FP, TN; got None.")
+    raw = v.as_numpy(cm, name)
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: must be numeric counts, got dtype {raw.dtype}.")
+    if raw.ndim < 1 or raw.shape[-1] != 4:
+        raise ValueError(
+            f"{name}: last axis must have length 4 (TP, FN, FP, TN); got shape {raw.shape}. "
+            "Convert scikit-learn's [[TN, FP], [FN, TP]] with ofijax.from_sklearn."
+        )
+    raw = raw.astype(np.float64)
+    v.check_finite(raw, name)
+    if np.any(raw < 0):
+        raise ValueError(f"{name}: counts must be non-negative; got a negative value.")
+    n = raw.sum(-1)
+    if np.any(n <= 0):
+        idx = np.argwhere(np.atleast_1d(n <= 0))[0].tolist() if raw.ndim > 1 else []
+        where = f" (at index {tuple(idx)})" if idx else ""
+        raise ValueError(
+            f"{name}: a confusion matrix has n = 0{where}; metrics of an empty group are "
+            "undefined. Drop empty groups first."
+        )
+    # float64 inside the metrics' local x64 context; the default float when mixed with tracers.
+    return jnp.asarray(raw.astype(jnp.result_type(float)))
+
+
+def _pair(cm_i: Any, cm_j: Any) -> tuple[jax.Array, jax.Array]:
+    """Validate two groups' confusion matrices and check that their leading axes broadcast."""
+    ci, cj = _as_cm(cm_i, "cm_i"), _as_cm(cm_j, "cm_j")
+    try:
+        np.broadcast_shapes(ci.shape, cj.shape)
+    except ValueError:
+        raise ValueError(
+            f"cm_j: shape {cj.shape} does not broadcast with cm_i's shape {ci.shape}; pass "
+            "matrices with matching leading axes (or use pairwise(metric, cms) for all pairs)."
+        ) from None
+    return ci, cj
 
 
 def _total(c: jax.Array) -> jax.Array:
@@ -91,11 +143,13 @@ def safe_divide(num: jax.Array, den: jax.Array) -> jax.Array:
     return jnp.where(zero, jnp.full_like(num / den_safe, jnp.nan), num / den_safe)
 
 
+@_exact
 def group_size(cm: Any) -> jax.Array:
     """n = TP + FN + FP + TN."""
     return _total(_as_cm(cm))
 
 
+@_exact
 def benefit(cm: Any) -> jax.Array:
     r"""Group benefit, the positive-prediction rate (paper eq. 2).
 
@@ -112,6 +166,7 @@ def benefit(cm: Any) -> jax.Array:
     return safe_divide(c[..., TP] + c[..., FP], _total(c))
 
 
+@_exact
 def expected_benefit(cm: Any) -> jax.Array:
     r"""Expected benefit, the positive-label rate (paper eq. 3).
 
@@ -126,6 +181,7 @@ def expected_benefit(cm: Any) -> jax.Array:
     return safe_divide(c[..., TP] + c[..., FN], _total(c))
 
 
+@_exact
 def marginal_benefit(cm: Any) -> jax.Array:
     r"""Marginal benefit B (paper eq. 4): benefit minus expected benefit.
 
@@ -144,6 +200,7 @@ def marginal_benefit(cm: Any) -> jax.Array:
     return safe_divide(c[..., FP] - c[..., FN], _total(c))
 
 
+@_exact
 def ofi(cm_i: Any, cm_j: Any) -> jax.Array:
     r"""Objective Fairness Index (paper eq. 5): the difference of marginal benefits.
 
@@ -161,13 +218,15 @@ def ofi(cm_i: Any, cm_j: Any) -> jax.Array:
         >>> [round(x, 4) for x in ofijax.ofi(cm_i, cm_j).tolist()]
         [-0.0556, 0.2222, 0.2256]
     """
-    return marginal_benefit(_as_cm(cm_i, "cm_i")) - marginal_benefit(_as_cm(cm_j, "cm_j"))
+    ci, cj = _pair(cm_i, cm_j)
+    return marginal_benefit(ci) - marginal_benefit(cj)
 
 
 _DI_VARIANTS = ("paper", "pp_over_p")
 _UNDEFINED = ("nan", "one")
 
 
+@_exact
 def disparate_impact(
     cm_i: Any, cm_j: Any, *, variant: str = "paper", undefined: str = "nan"
 ) -> jax.Array:
@@ -198,7 +257,7 @@ def disparate_impact(
     """
     v.check_choice(variant, "variant", _DI_VARIANTS)
     v.check_choice(undefined, "undefined", _UNDEFINED)
-    ci, cj = _as_cm(cm_i, "cm_i"), _as_cm(cm_j, "cm_j")
+    ci, cj = _pair(cm_i, cm_j)
     if variant == "paper":
         ri = safe_divide(ci[..., TP] + ci[..., FP], _total(ci))
         rj = safe_divide(cj[..., TP] + cj[..., FP], _total(cj))
@@ -211,6 +270,7 @@ def disparate_impact(
     return di
 
 
+@_exact
 def treatment_equality(cm_i: Any, cm_j: Any) -> jax.Array:
     r"""Treatment equality: the difference of FN/FP ratios.
 
@@ -227,57 +287,106 @@ def treatment_equality(cm_i: Any, cm_j: Any) -> jax.Array:
         >>> math.isnan(ofijax.treatment_equality([1, 0, 0, 5], [7, 0, 1, 10]))  # FP_i = 0
         True
     """
-    ci, cj = _as_cm(cm_i, "cm_i"), _as_cm(cm_j, "cm_j")
+    ci, cj = _pair(cm_i, cm_j)
     return safe_divide(ci[..., FN], ci[..., FP]) - safe_divide(cj[..., FN], cj[..., FP])
 
 
-def _tie_tolerance(x: jax.Array) -> float:
+def _tie_tolerance(dtype: Any) -> float:
     """Rounding slack for the strict inequalities of the flag rules.
 
     Values computed from counts carry rounding error (3/10 − 0 evaluates to 0.30000000000000004 in
     float64), so an exact tie with the threshold must not be flagged. The slack is 16 ulps at 1 of
-    the array's float type (≈ 2e-6 in float32, 4e-15 in float64), far below any meaningful gap.
+    the float type the values were computed in (≈ 2e-6 for float32, 4e-15 for float64), far below
+    any meaningful gap.
     """
-    return 16 * float(jnp.finfo(x.dtype).eps)
+    return 16 * float(jnp.finfo(dtype).eps)
 
 
+def _flag_values(x: Any, name: str, *, bound: float | None, lower: float | None) -> tuple:
+    """``(array, tolerance)`` for a flag rule; concrete values are checked and made float64.
+
+    The tolerance follows the dtype the values came in (float32 values keep float32's slack).
+    """
+    if v.is_tracer(x):
+        d = x.astype(_float_dtype(x.dtype))
+        return d, _tie_tolerance(d.dtype)
+    if x is None:
+        raise ValueError(f"{name}: must be numeric values; got None.")
+    raw = v.as_numpy(x, name)
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: must be numeric values, got dtype {raw.dtype}.")
+    src = raw.dtype if raw.dtype.kind == "f" and raw.dtype.itemsize < 8 else np.float64
+    tol = _tie_tolerance(src)
+    d = raw.astype(np.float64)
+    ok = np.isnan(d)
+    if bound is not None:
+        bad = ~ok & ~(np.abs(d) <= bound + tol)
+        if bad.any():
+            raise ValueError(
+                f"{name}: OFI lies in [-{bound:g}, {bound:g}] (or is NaN where undefined); got "
+                f"{d[bad].reshape(-1)[0]!r}. Pass OFI values, e.g. ofijax.ofi(cm_i, cm_j)."
+            )
+    if lower is not None:
+        bad = ~ok & ~(d >= lower)
+        if bad.any():
+            raise ValueError(
+                f"{name}: disparate impact is a ratio ≥ 0 (or NaN where undefined); got "
+                f"{d[bad].reshape(-1)[0]!r}. Pass DI values, e.g. ofijax.disparate_impact(...)."
+            )
+    return jnp.asarray(d), tol
+
+
+@_exact
 def four_fifths_rule(di: Any) -> jax.Array:
     """Four-fifths (80 %) rule on a DI value: +1 bias for i (DI > 5/4), −1 bias for j (DI < 4/5), 0 none.
 
     NaN (undefined DI) stays NaN so that undefined pairs are never read as "no bias". Exact ties
-    (DI = 5/4 or 4/5 up to rounding) are not flagged.
+    (DI = 5/4 or 4/5 up to rounding) are not flagged. ``di`` must be numeric and ≥ 0 (or NaN).
 
     Examples:
         >>> import ofijax
         >>> ofijax.four_fifths_rule([0.375, 1.0, 2.714, float("nan")])
-        Array([-1.,  0.,  1., nan], dtype=float32)
+        Array([-1.,  0.,  1., nan], dtype=float64)
     """
-    d = jnp.asarray(di, dtype=jnp.result_type(float))
-    tol = _tie_tolerance(d)
+    d, tol = _flag_values(di, "di", bound=None, lower=0.0)
     out = jnp.where(d > 1.25 + tol, 1.0, jnp.where(d < 0.8 - tol, -1.0, 0.0)).astype(d.dtype)
     return jnp.where(jnp.isnan(d), jnp.nan, out)
 
 
+def _check_threshold(threshold: Any) -> Any:
+    if v.is_tracer(threshold):
+        return threshold
+    if isinstance(threshold, (bool, np.bool_, str, bytes)) or threshold is None:
+        raise ValueError(f"threshold: must be a number in [0, 2]; got {threshold!r}.")
+    tau = v.check_nonnegative_scalar(threshold, "threshold")
+    if tau > 2:
+        raise ValueError(
+            f"threshold: must lie in [0, 2] (|OFI| ≤ 2, the paper uses 0.3); got {threshold!r}."
+        )
+    return tau
+
+
+@_exact
 def ofi_flag(ofi_value: Any, threshold: float = 0.3) -> jax.Array:
     """Flag an OFI value with the four-fifths coding: +1 bias for i (OFI > τ), −1 bias for j (OFI < −τ).
 
     The default τ = 0.3 is the paper's threshold, which is (roughly) the standard deviation of B for
     one group under the uniform distribution over confusion matrices. Exact ties (|OFI| = τ up to
-    float rounding) are not flagged. See
-    :func:`ofijax.distributions.ofi_threshold` for two-group thresholds.
+    float rounding) are not flagged. ``ofi_value`` must be numeric in [−2, 2] (or NaN) and
+    τ ∈ [0, 2]. See :func:`ofijax.distributions.ofi_threshold` for two-group thresholds.
 
     Examples:
         >>> import ofijax
         >>> ofijax.ofi_flag([-0.06, 0.22, 0.5, -0.31])
-        Array([ 0.,  0.,  1., -1.], dtype=float32)
+        Array([ 0.,  0.,  1., -1.], dtype=float64)
     """
-    tau = v.check_nonnegative_scalar(threshold, "threshold")
-    o = jnp.asarray(ofi_value, dtype=jnp.result_type(float))
-    tol = _tie_tolerance(o)
+    tau = _check_threshold(threshold)
+    o, tol = _flag_values(ofi_value, "ofi_value", bound=2.0, lower=None)
     out = jnp.where(o > tau + tol, 1.0, jnp.where(o < -tau - tol, -1.0, 0.0)).astype(o.dtype)
     return jnp.where(jnp.isnan(o), jnp.nan, out)
 
 
+@_exact
 def pairwise(metric: Callable[[jax.Array, jax.Array], jax.Array], cms: Any) -> jax.Array:
     """All-pairs matrix ``M[..., i, j] = metric(cms[..., i, :], cms[..., j, :])``.
 
@@ -296,6 +405,10 @@ def pairwise(metric: Callable[[jax.Array, jax.Array], jax.Array], cms: Any) -> j
         >>> [[round(x, 4) for x in row] for row in M.tolist()]
         [[0.0, -0.0556], [0.0556, 0.0]]
     """
+    if not callable(metric):
+        raise TypeError(
+            f"metric: must be a two-group metric such as ofijax.ofi; got {type(metric).__name__}."
+        )
     c = _as_cm(cms, "cms")
     if c.ndim < 2:
         raise ValueError(f"cms: must have shape (..., k, 4) with k groups; got {c.shape}.")
@@ -303,6 +416,7 @@ def pairwise(metric: Callable[[jax.Array, jax.Array], jax.Array], cms: Any) -> j
 
 
 def _rate(num_cells, den_cells):
+    @_exact
     def rate(cm: Any) -> jax.Array:
         c = _as_cm(cm)
         num = sum(c[..., i] for i in num_cells)
