@@ -60,7 +60,8 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
         sig_mask = (np.asarray(af.ci_low) > 0) | (np.asarray(af.ci_high) < 0)
     else:
         sig_mask = padj < af.settings["alpha"]
-    corr = af.settings["correction"]
+    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "unadjusted"}[af.settings["correction"]]
+    di_fails = (np.asarray(af.di, dtype=float) < 0.8) | (np.asarray(af.di, dtype=float) > 1.25)
     size = max(4.8, 0.62 * k + 2.8)
     fs = 9 if k <= 8 else (7 if k <= 16 else 5.5)
     files = []
@@ -70,7 +71,7 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
          "red: i gets more unjustified benefit than j (bias against j)"),
         ("di_heatmap.png", af.di,
          f"DI(i, j) = selection-rate ratio ({af.settings['di_variant']}), log scale\n"
-         "outside [0.8, 1.25] fails the four-fifths rule"),
+         "bold: outside [0.8, 1.25], fails the four-fifths rule"),
     ):
         m = np.asarray(mat, dtype=float)
         fig, ax = plt.subplots(figsize=(size, size * 0.86))
@@ -103,8 +104,9 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
                 if not math.isnan(val) and i != j:
                     pos = float(norm(val)) if (name.startswith("ofi") or val > 0) else 0.5
                     dark = abs(pos - 0.5) > 0.3
+                bold = (not name.startswith("ofi")) and i != j and bool(di_fails[i, j])
                 ax.text(j, i, txt, ha="center", va="center", fontsize=fs,
-                        color="white" if dark else "black")
+                        color="white" if dark else "black", fontweight="bold" if bold else "normal")
         ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=fs)
         ax.set_yticks(range(k), labels, fontsize=fs)
         ax.set_xlabel("group j")
