@@ -76,9 +76,12 @@ def _edges_for(values: np.ndarray, spec: Any, name: str) -> np.ndarray:
 
 
 def _cut(col: Any, edges: np.ndarray) -> Any:
-    labels = [("[" if i == 0 else "(") + f"{edges[i]:g}, {edges[i + 1]:g}]" for i in range(edges.size - 1)]
-    if len(set(labels)) < len(labels):  # edges too close for %g: show more digits
-        labels = [("[" if i == 0 else "(") + f"{edges[i]:.6g}, {edges[i + 1]:.6g}]" for i in range(edges.size - 1)]
+    m = edges.size - 1
+    w = len(str(m))
+    fmt = "g" if len({f"{e:g}" for e in edges}) == edges.size else ".6g"  # edges too close for %g
+    # "1: [17, 35]", "2: (35, 55]", ...: the number keeps the bins in order when labels are sorted
+    labels = [f"{i + 1:0{w}d}: " + ("[" if i == 0 else "(") + f"{edges[i]:{fmt}}, {edges[i + 1]:{fmt}}]"
+              for i in range(m)]
     num = pd.to_numeric(pd.Series(np.asarray(col)), errors="coerce").to_numpy(dtype=np.float64)
     codes = pd.cut(num, edges, labels=False, include_lowest=True, right=True)
     out = np.asarray([labels[int(c)] if not (isinstance(c, float) and math.isnan(c)) else None for c in codes],
@@ -105,7 +108,7 @@ def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVEL
 
     Returns:
         ``(features, edges)``: the features (same container and index; binned columns become
-        labels such as ``"(28, 37]"``) and ``{column: [edges]}`` for the binned columns.
+        labels such as ``"2: (28, 37]"``, numbered so that they sort in order) and ``{column: [edges]}`` for the binned columns.
 
     Raises:
         ValueError: naming ``sensitive_features`` (a column with too many values, and how to bin
@@ -119,7 +122,7 @@ def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVEL
         >>> edges
         {'group': [18.0, 37.666666666666664, 57.33333333333333, 77.0]}
         >>> sorted(set(binned))
-        ['(37.6667, 57.3333]', '(57.3333, 77]', '[18, 37.6667]']
+        ['1: [18, 37.6667]', '2: (37.6667, 57.3333]', '3: (57.3333, 77]']
         >>> bin_features(ages)
         Traceback (most recent call last):
         ...

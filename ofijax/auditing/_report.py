@@ -187,7 +187,7 @@ def render_report(
         >>> af = ofijax.audit(0, [1, 0, 1, 1, 0, 0] * 5, [1, 0, 0, 1, 1, 0] * 5,
         ...                   sensitive_features=list("aabbab") * 5, num_samples=0)
         >>> print(ofijax.auditing.render_report(af).splitlines()[0])
-        Findings: 1 no evidence (1 pair(s) of 2 groups).
+        Findings: 1 algorithmic bias (1 pair(s) of 2 groups).
     """
     if fmt not in ("text", "markdown"):
         raise ValueError(f"fmt: must be 'text' or 'markdown'; got {fmt!r}.")

@@ -71,15 +71,17 @@ def adjust_pvalues(p_values: Any, correction: str) -> np.ndarray:
 
 
 def severity_order(verdicts: Any, p_adjusted: Any, ofi: Any, di: Any) -> np.ndarray:
-    """Indices that sort findings most severe first: verdict rank, then smaller adjusted p and
-    larger |OFI| (algorithmic bias), larger |log DI| (systemic disparity)."""
+    """Indices that sort findings most severe first: verdict rank, then the smaller adjusted p
+    (algorithmic bias; ties: larger |OFI|) or the larger |log DI| (systemic disparity)."""
     rank = {v: r for r, v in enumerate(VERDICTS)}
     r = np.asarray([rank.get(v, len(VERDICTS)) for v in verdicts])
     p = np.nan_to_num(np.asarray(p_adjusted, dtype=np.float64), nan=1.0)
     o = np.abs(np.nan_to_num(np.asarray(ofi, dtype=np.float64)))
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.abs(np.nan_to_num(np.log(np.asarray(di, dtype=np.float64)), nan=0.0, posinf=50, neginf=50))
-    return np.lexsort((-d, -o, p, r))
+    v_ = np.asarray(list(verdicts), dtype=object)
+    first = np.where(v_ == "systemic disparity", -d, p)  # bias: smallest p; disparity: largest gap
+    return np.lexsort((-d, -o, first, r))
 
 
 def _f(x: float, digits: int = 3, sign: bool = False) -> str:
