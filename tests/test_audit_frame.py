@@ -231,3 +231,182 @@ def test_scan_reports_the_disadvantaged_subgroup(tmp_path):
     assert rc == 0
     res = json.loads((tmp_path / "s" / "scan.json").read_text())["results"]["fpr_scan"]
     assert res["subgroup"] == fpr["subgroup"] and res["score"] == pytest.approx(fpr["score"])
+
+
+# ------------------------------------------------------------------ verdicts in words ------------
+def _pair(af, i, j):
+    return af.pairs.set_index(["group_i", "group_j"]).loc[(i, j)]
+
+
+def test_verdict_text_algorithmic_bias_names_direction_numbers_and_di():
+    # "lo" is wrongly denied (FN), "hi" accurate; DI also fails against "lo": same direction.
+    y, yh, g = rows_from_cms([(20, 40, 0, 40), (60, 0, 0, 40)], ["lo", "hi"])
+    r = _pair(audit(0, y, yh, sensitive_features=g, num_samples=0), "hi", "lo")
+    assert r["verdict"] == "algorithmic bias" and r["disadvantaged"] == "lo"
+    text = r["reading"]
+    assert text.startswith("lo receives less unjustified benefit than hi: B_lo − B_hi = -0.400")
+    assert "Holm-adjusted" in text and "pooled null" in text and "Algorithmic bias against lo" in text
+    assert "lo is selected at 0.33× the rate of hi" in text and "fails the four-fifths rule as well" in text
+
+
+def test_verdict_text_says_when_di_fails_the_other_way():
+    # Adult-like: "f" has a low base rate, is selected less (DI fails against f), but "m" is the one
+    # wrongly denied more (OFI > 0 for f): the reading must say both, without contradiction.
+    y, yh, g = rows_from_cms([(30, 5, 5, 460), (200, 100, 5, 195)], ["f", "m"])
+    r = _pair(audit(0, y, yh, sensitive_features=g, num_samples=0), "f", "m")
+    assert r["verdict"] == "algorithmic bias" and r["disadvantaged"] == "m"
+    assert "Algorithmic bias against m" in r["reading"]
+    assert "in the other direction" in r["reading"] and "a disparity against f" in r["reading"]
+
+
+def test_verdict_text_systemic_disparity_and_no_evidence():
+    y, yh, g = rows_from_cms([(20, 0, 0, 80), (50, 0, 0, 50), (21, 0, 0, 79)], ["lo", "hi", "lo2"])
+    af = audit(0, y, yh, sensitive_features=g, num_samples=0)
+    sd = _pair(af, "hi", "lo")
+    assert sd["verdict"] == "systemic disparity"
+    assert "systemic disparity against lo" in sd["reading"] and "lo is selected at 0.40× the rate of hi" in sd["reading"]
+    assert "is not significant" in sd["reading"] and "base rates" in sd["reading"]
+    ne = _pair(af, "lo", "lo2")
+    assert ne["verdict"] == "no evidence" and "no evidence of bias" in ne["reading"]
+    assert "passes the four-fifths rule" in ne["reading"]
+
+
+def test_minimum_evidence_rule_matches_the_exact_uniform_count():
+    from math import comb
+
+    from ofijax.auditing import min_group_size
+
+    for alpha in (0.5, 0.2, 0.1, 0.05, 0.01, 0.001):
+        n = min_group_size(alpha)
+        # 2 of the C(n + 3, 3) matrices of M(n) reach B = ±1 (brute force over M(n) for small n)
+        for m in (n - 1, n):
+            if m >= 1:
+                cms = [(a, b, c, m - a - b - c) for a in range(m + 1) for b in range(m + 1 - a)
+                       for c in range(m + 1 - a - b)]
+                assert len(cms) == comb(m + 3, 3)
+                assert sum(abs(c[2] - c[1]) == m for c in cms) == 2
+        assert Fraction(2, comb(n + 3, 3)) < Fraction(alpha).limit_denominator(10**6)
+        assert n == 1 or Fraction(2, comb(n + 2, 3)) >= Fraction(alpha).limit_denominator(10**6)
+    assert min_group_size(0.05) == 5
+
+
+def test_small_groups_are_too_small_to_judge():
+    # A one-row group that would otherwise read as a systemic disparity (DI 0 vs 0.5).
+    y, yh, g = rows_from_cms([(25, 0, 0, 25), (0, 0, 0, 1), (24, 1, 1, 24)], ["a", "tiny", "b"])
+    af = audit(0, y, yh, sensitive_features=g, num_samples=50)
+    for other in ("a", "b"):
+        r = _pair(af, other, "tiny") if other < "tiny" else _pair(af, "tiny", other)
+        assert r["verdict"] == "too small to judge" and pd.isna(r["disadvantaged"])
+        assert "tiny has only 1 people" in r["reading"] and "fewer than 5" in r["reading"]
+    assert _pair(af, "a", "b")["verdict"] == "no evidence"
+    assert af.settings["min_group_size"] == 5 and any("too small to judge" in n for n in af.notes)
+    loose = audit(0, y, yh, sensitive_features=g, num_samples=0, min_group_size=1)
+    assert "too small to judge" not in set(loose.pairs["verdict"])
+    assert audit(0, y, yh, sensitive_features=g, num_samples=0, alpha=0.01).settings["min_group_size"] == 9
+
+
+def test_findings_sorted_by_severity_and_counted():
+    y, yh, g = rows_from_cms([(20, 40, 0, 40), (60, 0, 0, 40), (20, 0, 0, 80), (0, 0, 0, 2)],
+                             ["x", "y", "z", "w"])
+    af = audit(0, y, yh, sensitive_features=g, num_samples=0)
+    text = af.summary()
+    first = text.splitlines()[0]
+    counts = af.pairs["verdict"].value_counts()
+    assert first.startswith("Findings: ") and f"{counts['algorithmic bias']} algorithmic bias" in first
+    assert f"{counts['too small to judge']} too small to judge" in first
+    body = text.split("Findings, most severe first:")[1]
+    positions = [body.find(v_) for v_ in ("Algorithmic bias", "systemic disparity", "too small to judge")]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions)
+    md = ofijax_render(af)
+    assert "## How to read this report" in md and "selection rate b" in md and "E[b]" in md
+    for word in ("TE (treatment equality)", "DI (disparate impact)", "NOT adjusted", "null"):
+        assert word in md
+    assert af.to_dict()["verdict_counts"]["algorithmic bias"] == counts["algorithmic bias"]
+
+
+def ofijax_render(af):
+    from ofijax.auditing import render_report
+
+    return render_report(af, "markdown")
+
+
+# ------------------------------------------------------------------ group columns ----------------
+def test_continuous_group_column_refused_unless_binned():
+    rng = np.random.default_rng(3)
+    n = 400
+    age = pd.Series(rng.integers(17, 90, n), index=np.arange(n)[::-1], name="age")
+    y = pd.Series(rng.integers(0, 2, n), index=age.index)
+    yh = pd.Series(rng.integers(0, 2, n), index=age.index)
+    with pytest.raises(ValueError, match=r"^sensitive_features: column 'age' has \d+ distinct values"):
+        audit(0, y, yh, sensitive_features=age)
+    af = audit(0, y, yh, sensitive_features=age, bins=4, num_samples=0)
+    edges = af.settings["bins"]["age"]
+    assert edges == pytest.approx(np.quantile(age.to_numpy(), [0, 0.25, 0.5, 0.75, 1]).tolist())
+    assert len(af.groups) == 4 and af.groups[0].startswith("1: [")
+    # counts per bin equal a NumPy reference, whatever the index order
+    ref = np.searchsorted(np.asarray(edges[1:-1]), age.to_numpy(), side="left")
+    assert af.by_group["n"].tolist() == np.bincount(ref, minlength=4).tolist()
+    af2 = audit(0, y, yh, sensitive_features=pd.DataFrame({"age": age}), bins={"age": [17, 30, 50, 90]},
+                num_samples=0)
+    assert af2.settings["bins"] == {"age": [17.0, 30.0, 50.0, 90.0]} and len(af2.groups) == 3
+    with pytest.raises(ValueError, match="^bins: values of 'age' lie outside"):
+        audit(0, y, yh, sensitive_features=age, bins={"age": [20, 50, 90]})
+    with pytest.raises(ValueError, match="^bins: column 'sex' is not a group column"):
+        audit(0, y, yh, sensitive_features=age, bins={"sex": 3})
+    many = pd.Series([f"id{i}" for i in range(n)], index=age.index)
+    with pytest.raises(ValueError, match="merge rare values"):
+        audit(0, y, yh, sensitive_features=many)
+
+
+def test_ten_thousand_groups_refused_quickly():
+    n = 20_000
+    g = np.arange(n) % 10_000
+    y = np.arange(n) % 2
+    with pytest.raises(ValueError, match="max_levels"):
+        audit(0, y, y, sensitive_features=g)
+    with pytest.raises(ValueError, match=r"10000 groups \(49,995,000 pairs\) exceed"):
+        audit(0, y, y, sensitive_features=g, max_levels=20_000)
+
+
+# ------------------------------------------------------------------ deprecation path -------------
+def test_old_call_style_warns_and_uses_key_zero():
+    with pytest.warns(FutureWarning, match="key first"):
+        old = audit(Y, YH, sensitive_features=G, num_samples=50)
+    new = audit(0, Y, YH, sensitive_features=G, num_samples=50)
+    assert np.array_equal(old.ci_low, new.ci_low, equal_nan=True)
+    with pytest.warns(DeprecationWarning, match="num_bootstrap is deprecated; use num_samples"):
+        dep = audit(0, Y, YH, sensitive_features=G, num_bootstrap=50)
+    assert dep.settings["num_samples"] == 50 and np.array_equal(dep.ci_high, new.ci_high, equal_nan=True)
+    import jax
+
+    typed = audit(jax.random.key(0), Y, YH, sensitive_features=G, num_samples=50)
+    assert np.array_equal(typed.ci_low, new.ci_low, equal_nan=True)
+    with pytest.raises(TypeError, match="^key:"):
+        audit("seed", Y, YH, sensitive_features=G)
+
+
+def test_adjust_pvalues_one_place():
+    from ofijax.auditing import adjust_pvalues
+
+    p = np.array([0.01, 0.04, 0.03, np.nan])
+    assert np.allclose(adjust_pvalues(p[:3], "bonferroni"), [0.03, 0.12, 0.09])
+    assert np.allclose(adjust_pvalues(p[:3], "holm"), [0.03, 0.06, 0.06])  # Holm by hand
+    assert np.allclose(adjust_pvalues(p[:3], "none"), p[:3])
+    y, yh, g = rows_from_cms(CMS, LABELS)
+    af = audit(0, y, yh, sensitive_features=g, num_samples=0, correction="bonferroni")
+    assert np.allclose(af.pairs["p_adjusted"], np.minimum(af.pairs["p_value"] * 3, 1))
+
+
+def test_heatmaps_escape_labels_and_cap_size(tmp_path):
+    from ofijax.auditing import write_heatmaps
+
+    y, yh, g = rows_from_cms([(20, 40, 0, 40), (60, 0, 0, 40)], ["$\\frac{a$", "b_c"])
+    af = audit(0, y, yh, sensitive_features=g, num_samples=0)
+    files, note = write_heatmaps(af, str(tmp_path))
+    assert files == ["ofi_heatmap.png", "di_heatmap.png"] and note is None
+    assert all((tmp_path / f).stat().st_size > 1000 for f in files)
+    many = np.repeat(np.arange(31), 6)
+    af31 = audit(0, np.tile([1, 0, 1, 0, 1, 1], 31), np.tile([1, 0, 0, 1, 1, 0], 31),
+                 sensitive_features=many, num_samples=0, max_levels=40)
+    files, note = write_heatmaps(af31, str(tmp_path / "none"))
+    assert files == [] and "31 groups exceed" in note

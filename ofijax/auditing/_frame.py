@@ -469,6 +469,9 @@ def audit(
         raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
     k_boot, k_null, k_scan = jax.random.split(key, 3)
 
+    for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
+        if arr is not None and np.iscomplexobj(np.asarray(arr)):
+            raise TypeError(f"{name}: complex values are not labels, predictions or weights; pass real numbers.")
     features, bin_edges = bin_features(sensitive_features, bins=bins, max_levels=max_levels)
     gcm = group_confusion_matrices(
         y_true, y_pred, features, sample_weight=sample_weight, beneficial_label=beneficial_label

@@ -75,8 +75,7 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
     ):
         m = np.asarray(mat, dtype=float)
         fig, ax = plt.subplots(figsize=(size, size * 0.86))
-        cmap = plt.get_cmap("RdBu_r").copy()
-        cmap.set_bad("#dddddd")
+        cmap = plt.get_cmap("RdBu_r").with_extremes(bad="#dddddd")
         if name.startswith("ofi"):
             norm = Normalize(-OFI_LIMIT, OFI_LIMIT, clip=True)
             shown = m
