@@ -265,7 +265,7 @@ def render_report(
     all_notes = list(af.notes) + [n for n in notes if n]
     if all_notes:
         lines += h("Notes")
-        lines += [f"- {n}" if md else f"Note: {n}" for n in all_notes]
+        lines += [f"- {n}" if md else f"  - {n}" for n in all_notes]
     if explain:
         body = HOW_TO_READ.strip().splitlines()
         lines += ["", "## " + body[0]] if md else ["", body[0] + ":"]
