@@ -410,3 +410,14 @@ def test_heatmaps_escape_labels_and_cap_size(tmp_path):
                  sensitive_features=many, num_samples=0, max_levels=40)
     files, note = write_heatmaps(af31, str(tmp_path / "none"))
     assert files == [] and "31 groups exceed" in note
+
+
+def test_simultaneous_intervals_match_the_multiplicity_correction(af):
+    p = af.pairs
+    assert (p["ci_low_simultaneous"] <= p["ci_low"]).all() and (p["ci_high_simultaneous"] >= p["ci_high"]).all()
+    assert (p["ci_low_simultaneous"] < p["ci_low"]).any()  # 3 pairs: 98.3% > 95%, strictly wider
+    y, yh, g = rows_from_cms(CMS, LABELS)
+    none = audit(0, y, yh, sensitive_features=g, num_samples=500, correction="none").pairs
+    assert np.allclose(none["ci_low_simultaneous"], none["ci_low"])
+    assert "simultaneous (Bonferroni)" in af.summary() and "simultaneous" not in audit(
+        0, y, yh, sensitive_features=g, num_samples=50, correction="none").summary().split("Pairs")[1]

@@ -123,8 +123,10 @@ class AuditFrame(NamedTuple):
         p_adjusted: ``(k, k)`` p-values adjusted over the k(k−1)/2 pairs (``settings["correction"]``).
         ci_low: ``(k, k)`` lower bootstrap bounds of OFI(i, j).
         ci_high: ``(k, k)`` upper bounds.
-        pairs: one row per unordered pair (i before j in group order): OFI, interval, p-values,
-            DI and its four-fifths reading, TE, the verdict and who is disadvantaged.
+        pairs: one row per unordered pair (i before j in group order): OFI, interval (per pair,
+            ``ci_low``/``ci_high``, and simultaneous over all pairs by Bonferroni,
+            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values, DI and its four-fifths
+            reading, TE, the verdict, who is disadvantaged and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
         scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``), or None.
         notes: remarks worth reading (undefined metrics, fallbacks).
@@ -517,12 +519,14 @@ def audit(
     if method == "monte_carlo" and nboot == 0:
         raise ValueError("num_samples: method='monte_carlo' needs ≥ 2 draws.")
 
-    lo_m, hi_m = _intervals(k_boot, cms, nboot, conf, y_true, y_pred, features, sample_weight,
-                            beneficial_label, k)
+    m_pairs = k * (k - 1) // 2
+    conf_sim = conf if correction == "none" else 1.0 - (1.0 - conf) / m_pairs
+    lo_m, hi_m, slo_m, shi_m = _intervals(k_boot, cms, nboot, conf, conf_sim, y_true, y_pred, features,
+                                          sample_weight, beneficial_label, k)
     if not nboot and not integer:
         raise ValueError("num_samples: fractional weights need the bootstrap for significance; use ≥ 2.")
 
-    pairs = _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m,
+    pairs = _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, slo_m, shi_m,
                    integer=integer, alpha=a, null=null, method=method, correction=correction,
                    conf=conf, min_n=min_n)
 
@@ -584,19 +588,23 @@ def _pvalues(cms, integer, iu, ju, *, null, method, key, num_samples, correction
     return p_m, padj_m
 
 
-def _intervals(key, cms, nboot, conf, y_true, y_pred, features, sample_weight, beneficial_label, k):
-    """Percentile bootstrap intervals of every OFI(i, j) (NaN when ``nboot`` is 0)."""
+def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample_weight, beneficial_label, k):
+    """Percentile bootstrap intervals of every OFI(i, j) at ``conf`` (per pair) and at ``conf_sim``
+    (simultaneous over the pairs, Bonferroni), from the same resamples (NaN when ``nboot`` is 0)."""
     if not nboot:
-        return np.full((k, k), np.nan), np.full((k, k), np.nan)
+        nan = np.full((k, k), np.nan)
+        return nan, nan.copy(), nan.copy(), nan.copy()
     if sample_weight is None:
         samples = sig._bootstrap_ofi(key, cms, num_samples=nboot)
     else:
         samples = _weighted_bootstrap(key, y_true, y_pred, features, sample_weight,
                                       beneficial_label, nboot, k)
-    return sig._percentiles(samples, conf)
+    lo, hi = sig._percentiles(samples, conf)
+    slo, shi = sig._percentiles(samples, conf_sim)
+    return lo, hi, slo, shi
 
 
-def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, *, integer,
+def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, slo_m, shi_m, *, integer,
            alpha, null, method, correction, conf, min_n) -> pd.DataFrame:
     """One row per unordered pair with its verdict and reading."""
     k = len(groups)
@@ -619,9 +627,11 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_
                 evidence = (f"p = {format_p(padj_m[i, j])}, {corr} (unadjusted {format_p(p_m[i, j])}); "
                             f"{test_name}")
         else:
-            significant = bool(lo_m[i, j] > 0 or hi_m[i, j] < 0)
-            evidence = (f"{100 * conf:.0f}% bootstrap interval [{lo_m[i, j]:+.3f}, {hi_m[i, j]:+.3f}] "
-                        f"{'excludes' if significant else 'includes'} 0; unadjusted for multiplicity")
+            significant = bool(slo_m[i, j] > 0 or shi_m[i, j] < 0)
+            adj = "unadjusted for multiplicity" if correction == "none" else (
+                f"Bonferroni-simultaneous over {len(iu)} pair(s)")
+            evidence = (f"{100 * conf:.0f}% bootstrap interval [{slo_m[i, j]:+.3f}, {shi_m[i, j]:+.3f}] "
+                        f"{'excludes' if significant else 'includes'} 0, {adj}")
         res = pair_verdict(
             gi, gj, n_i=float(n[i]), n_j=float(n[j]), b_i=float(sel[i]), b_j=float(sel[j]),
             mb_i=float(mb[i]), mb_j=float(mb[j]), ofi=o, di_ij=float(di_m[i, j]), di_ji=float(di_m[j, i]),
@@ -633,6 +643,7 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_
             "n_i": n[i], "n_j": n[j],
             "marginal_benefit_i": float(mb[i]), "marginal_benefit_j": float(mb[j]),
             "ofi": o, "ci_low": float(lo_m[i, j]), "ci_high": float(hi_m[i, j]),
+            "ci_low_simultaneous": float(slo_m[i, j]), "ci_high_simultaneous": float(shi_m[i, j]),
             "p_value": float(p_m[i, j]), "p_adjusted": float(padj_m[i, j]), "null": null,
             "di": float(di_m[i, j]), "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
             **res,

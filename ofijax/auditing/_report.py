@@ -43,9 +43,14 @@ For each pair of groups i and j:
   multinomial, computed exactly; "uniform": every confusion matrix equally likely, the OFI paper's
   very permissive null). "p (Holm)" adjusts p for testing all pairs at once (Holm's method; or
   Bonferroni, or none, as stated); the verdicts use the adjusted p.
-- interval: a percentile bootstrap interval of OFI (people resampled within each group). It is
-  NOT adjusted for the number of pairs and uses resampling rather than the null model, so it can
-  exclude 0 while the adjusted p is above alpha; read significance from the adjusted p.
+- interval (per pair): a percentile bootstrap interval of OFI (people resampled within each
+  group). It is NOT adjusted for the number of pairs, so with many pairs it can exclude 0 while
+  the adjusted p is above alpha. The "simultaneous (Bonferroni)" interval uses the same resamples
+  at confidence 1 − (1 − confidence)/(number of pairs): all of them cover their true OFI together
+  with the stated confidence, which matches the multiplicity correction of the p-values. Both
+  come from resampling, not from the null model of the test, so in borderline cases interval and
+  p can still disagree; the verdicts use the adjusted p (or, when p cannot be computed, e.g. with
+  fractional weights, whether the simultaneous interval excludes 0).
 - DI (disparate impact) = b_i / b_j, the ratio of selection rates (the "paper" variant; the
   "pp_over_p" variant divides the predicted-positive by the actual-positive rate). The
   four-fifths rule of US employment law fails when DI < 0.8 or DI > 1.25.
@@ -144,8 +149,10 @@ def _count_line(af: Any) -> str:
 def _settings_line(af: Any) -> str:
     s = af.settings
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no"}[s["correction"]]
+    sim = "" if s["correction"] == "none" else ", and simultaneous over them by Bonferroni"
     boot = (f"{100 * s['confidence']:.0f}% percentile bootstrap intervals ({s['num_samples']} resamples; "
-            f"unadjusted for the {len(af.pairs)} comparisons)" if s["num_samples"] else "no bootstrap intervals")
+            f"per pair, unadjusted for the {len(af.pairs)} comparisons{sim})" if s["num_samples"]
+            else "no bootstrap intervals")
     line = (f"OFI test: {s['null']} null ({s['method']}), {corr} correction over {len(af.pairs)} pair(s), "
             f"alpha = {s['alpha']}; {boot}; groups smaller than {s['min_group_size']} are too small to judge.")
     if s.get("bins"):
@@ -244,9 +251,13 @@ def render_report(
         "OFI = B_i-B_j": ps["ofi"].map(lambda x: _num(x, digits, True)),
         "p": ps["p_value"].map(format_p),
         f"p ({corr})": ps["p_adjusted"].map(format_p),
-        f"{conf} interval (unadjusted)": [
+        f"{conf} interval (per pair)": [
             "n/a" if pd.isna(a) else f"[{a:+.{digits}f}, {b:+.{digits}f}]" for a, b in zip(ps["ci_low"], ps["ci_high"])
         ],
+        **({} if s["correction"] == "none" else {f"{conf} simultaneous (Bonferroni)": [
+            "n/a" if pd.isna(a) else f"[{a:+.{digits}f}, {b:+.{digits}f}]"
+            for a, b in zip(ps["ci_low_simultaneous"], ps["ci_high_simultaneous"])
+        ]}),
         "DI": ps["di"].map(lambda x: _num(x, digits)),
         "4/5 rule": ps["four_fifths"],
         "verdict": ps["verdict"],
