@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ofijax import metrics as mt
 from ofijax.auditing._report import group_label
 
 __all__ = ["DI_LIMITS", "MAX_HEATMAP_GROUPS", "OFI_LIMIT", "write_heatmaps"]
@@ -54,14 +55,17 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
     if k > MAX_HEATMAP_GROUPS:
         return [], (f"heatmaps skipped: {k} groups exceed the {MAX_HEATMAP_GROUPS} a readable heatmap "
                     "holds; every pair is in report.json.")
-    labels = [_escape(_short(group_label(g))) for g in af.groups]
+    min_n = af.settings.get("min_group_size", 0)
+    sizes = np.asarray(af.cms).sum(-1)
+    labels = [_escape(_short(group_label(g))) + (f" [n={n:g}: too small]" if n < min_n else "")
+              for g, n in zip(af.groups, sizes)]
     padj = np.asarray(af.p_adjusted, dtype=float)
     if np.isnan(padj).all():  # fractional weights: significance read from the interval
         sig_mask = (np.asarray(af.ci_low) > 0) | (np.asarray(af.ci_high) < 0)
     else:
         sig_mask = padj < af.settings["alpha"]
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "unadjusted"}[af.settings["correction"]]
-    di_fails = (np.asarray(af.di, dtype=float) < 0.8) | (np.asarray(af.di, dtype=float) > 1.25)
+    di_fails = np.nan_to_num(np.asarray(mt.four_fifths_rule(np.asarray(af.di, dtype=float)))) != 0
     size = max(4.8, 0.62 * k + 2.8)
     fs = 9 if k <= 8 else (7 if k <= 16 else 5.5)
     files = []
