@@ -481,7 +481,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Audit a binary classifier between groups. For every pair (i, j): OFI = B_i - B_j with\n"
             "B = (FP - FN)/n, its p-value under a named null, a bootstrap interval, DI and TE, and a\n"
             "verdict: 'algorithmic bias' (OFI significant; OFI > 0 = bias against j), 'systemic\n"
-            "disparity' (OFI not significant, DI fails the four-fifths rule) or 'no evidence'.\n\n"
+            "disparity' (OFI not significant, DI fails the four-fifths rule), 'too small to judge'\n"
+            "(a group under the minimum-evidence size: 5 people at alpha 0.05) or 'no evidence'.\n"
+            "report.md explains every column ('How to read this report').\n\n"
             "Without --data it audits the embedded COMPAS data as the OFI paper did."
         ),
     )
@@ -500,7 +502,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm",
                    help="multiple-testing correction over the k(k-1)/2 pairs")
     s.add_argument("--confidence", type=_finite("--confidence"), default=0.95,
-                   help="coverage of the bootstrap intervals (unadjusted for the number of pairs)")
+                   help="coverage of the bootstrap intervals (per pair; the report adds intervals "
+                        "simultaneous over all pairs by Bonferroni)")
     s.add_argument("--bootstrap", type=int, default=2000, metavar="N",
                    help="bootstrap replicates of each pairwise OFI (0 = skip)")
     s.add_argument("--seed", type=_seed, default=0, help="PRNG seed (bootstrap, Monte Carlo, scans)")
@@ -795,7 +798,8 @@ def _cmd_scan(args) -> int:
             rate_scans=args.lam == 0 or prob is None,
         )
     except (ValueError, TypeError) as exc:
-        raise _as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam"}) from None
+        raise _as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam",
+                               "num_samples": "--replicates", "scan_probabilities": "--prob"}) from None
     for name, r in res.items():
         print(f"{name}: {r['description']}")
     for n in notes:
