@@ -1,17 +1,28 @@
-"""Audits: per-group tables, exact OFI tests, bootstrap intervals and verdicts.
+"""Audits: per-group tables, exact OFI tests, bootstrap intervals, verdicts and the report.
 
 Example:
     >>> import ofijax
-    >>> af = ofijax.audit([1, 0, 1, 1, 0, 0], [1, 0, 0, 1, 1, 0], sensitive_features=list("aabbab"))
+    >>> af = ofijax.audit(0, [1, 0, 1, 1, 0, 0], [1, 0, 0, 1, 1, 0], sensitive_features=list("aabbab"),
+    ...                   min_group_size=1)
     >>> sorted(af.by_group.index)
     ['a', 'b']
 """
 
 from ofijax.auditing._frame import GROUP_METRICS as GROUP_METRICS
 from ofijax.auditing._frame import PAIR_METRICS as PAIR_METRICS
-from ofijax.auditing._frame import VERDICTS as VERDICTS
 from ofijax.auditing._frame import AuditFrame as AuditFrame
 from ofijax.auditing._frame import audit as audit
+from ofijax.auditing._groups import MAX_GROUPS as MAX_GROUPS
+from ofijax.auditing._groups import MAX_LEVELS as MAX_LEVELS
+from ofijax.auditing._groups import bin_features as bin_features
+from ofijax.auditing._groups import check_group_count as check_group_count
+from ofijax.auditing._plots import write_heatmaps as write_heatmaps
+from ofijax.auditing._report import HOW_TO_READ as HOW_TO_READ
+from ofijax.auditing._report import format_p as format_p
+from ofijax.auditing._report import group_label as group_label
+from ofijax.auditing._report import render_report as render_report
+from ofijax.auditing._report import to_jsonable as to_jsonable
+from ofijax.auditing._scans import run_scans as run_scans
 from ofijax.auditing._significance import NULLS as NULLS
 from ofijax.auditing._significance import OFIBootstrap as OFIBootstrap
 from ofijax.auditing._significance import OFITest as OFITest
@@ -20,6 +31,9 @@ from ofijax.auditing._significance import holm as holm
 from ofijax.auditing._significance import ofi_bootstrap as ofi_bootstrap
 from ofijax.auditing._significance import ofi_test as ofi_test
 from ofijax.auditing._significance import pairwise_ofi_test as pairwise_ofi_test
+from ofijax.auditing._verdicts import VERDICTS as VERDICTS
+from ofijax.auditing._verdicts import adjust_pvalues as adjust_pvalues
+from ofijax.auditing._verdicts import min_group_size as min_group_size
 
 __all__ = [
     "AuditFrame",
@@ -35,4 +49,17 @@ __all__ = [
     "ofi_bootstrap",
     "diff_pmf",
     "holm",
+    "adjust_pvalues",
+    "min_group_size",
+    "MAX_GROUPS",
+    "MAX_LEVELS",
+    "bin_features",
+    "check_group_count",
+    "render_report",
+    "HOW_TO_READ",
+    "format_p",
+    "group_label",
+    "to_jsonable",
+    "write_heatmaps",
+    "run_scans",
 ]

@@ -4,10 +4,16 @@ One call turns labels, predictions and sensitive features into per-group confusi
 OFI paper's metrics, the significance of every pairwise OFI under a named null, bootstrap intervals,
 and a verdict per pair following the paper's reading (§2.3, §4):
 
+* a group smaller than the minimum-evidence size → **too small to judge** (see
+  :mod:`ofijax.auditing._verdicts`);
 * OFI significantly ≠ 0 → **algorithmic bias**. OFI(i, j) = B_i − B_j > 0 means group i receives more
   unjust benefit than j: the model is biased against j (and for i).
 * OFI not significant but DI fails the four-fifths rule → **systemic disparity** outside the model.
 * neither → **no evidence**.
+
+The steps live in their own modules: group columns and binning (``_groups``), verdicts and
+multiplicity (``_verdicts``), the report renderer (``_report``), heatmaps (``_plots``) and the scans
+(``_scans``); this module validates, computes the tables and assembles the :class:`AuditFrame`.
 
 The vocabulary follows fairlearn's ``MetricFrame``: ``.by_group``, ``.overall``,
 ``.difference(method="between_groups" | "to_overall")``, ``.ratio(...)``, ``.group_min()``,
@@ -17,9 +23,7 @@ The vocabulary follows fairlearn's ``MetricFrame``: ``.by_group``, ``.overall``,
 from __future__ import annotations
 
 import functools
-import math
-import os
-import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -30,7 +34,13 @@ import pandas as pd
 
 from ofijax import _validation as v
 from ofijax import metrics as mt
+from ofijax._progress import track
 from ofijax.auditing import _significance as sig
+from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
+from ofijax.auditing._report import format_p, group_label, render_report, to_jsonable
+from ofijax.auditing._scans import run_scans
+from ofijax.auditing._verdicts import VERDICTS, adjust_pvalues, pair_verdict
+from ofijax.auditing._verdicts import min_group_size as _rule_min_group_size
 from ofijax.cm import FN, FP, TN, TP, encode_groups, group_confusion_matrices
 
 __all__ = ["AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS"]
@@ -71,23 +81,8 @@ _ALIASES = {
 #: Pairwise tables offered by ``AuditFrame.pairwise`` besides per-group metric differences.
 PAIR_METRICS = ("ofi", "di", "te", "p_value", "p_adjusted", "ci_low", "ci_high")
 
-#: The three verdicts, in the paper's reading.
-VERDICTS = ("algorithmic bias", "systemic disparity", "no evidence")
-
 _CORRECTIONS = ("holm", "bonferroni", "none")
 _DIFF_METHODS = ("between_groups", "to_overall")
-
-
-def _progress(iterable, desc: str):
-    """Wrap ``iterable`` in a tqdm bar when tqdm is installed, stderr is a terminal and
-    ``OFIJAX_PROGRESS`` is not ``0``; otherwise return it unchanged."""
-    if os.environ.get("OFIJAX_PROGRESS", "1") == "0" or not sys.stderr.isatty():
-        return iterable
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - optional dependency
-        return iterable
-    return tqdm(iterable, desc=desc, leave=False, file=sys.stderr)
 
 
 @functools.partial(jax.jit, static_argnames=("di_variant",))
@@ -100,12 +95,6 @@ def _tables(cms, *, di_variant):
     di_m = mt.pairwise(functools.partial(mt.disparate_impact, variant=di_variant), cms)
     te_m = mt.pairwise(mt.treatment_equality, cms)
     return per_group, overall, ofi_m, di_m, te_m, mt.four_fifths_rule(di_m)
-
-
-def _label(group: Any) -> str:
-    if isinstance(group, tuple):
-        return " & ".join(str(g) for g in group)
-    return str(group)
 
 
 def _metric_name(metric: str) -> str:
@@ -134,8 +123,10 @@ class AuditFrame(NamedTuple):
         p_adjusted: ``(k, k)`` p-values adjusted over the k(k−1)/2 pairs (``settings["correction"]``).
         ci_low: ``(k, k)`` lower bootstrap bounds of OFI(i, j).
         ci_high: ``(k, k)`` upper bounds.
-        pairs: one row per unordered pair (i before j in group order): OFI, interval, p-values,
-            DI and its four-fifths reading, TE, the verdict and who is disadvantaged.
+        pairs: one row per unordered pair (i before j in group order): OFI, interval (per pair,
+            ``ci_low``/``ci_high``, and simultaneous over all pairs by Bonferroni,
+            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values, DI and its four-fifths
+            reading, TE, the verdict, who is disadvantaged and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
         scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``), or None.
         notes: remarks worth reading (undefined metrics, fallbacks).
@@ -253,71 +244,35 @@ class AuditFrame(NamedTuple):
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (NaN → None) of every table, the settings and the notes."""
-        labels = [_label(g) for g in self.groups]
+        labels = [group_label(g) for g in self.groups]
         bg = self.by_group.reset_index(drop=True)
         bg.insert(0, "group", labels)
         pairs = self.pairs.copy()
-        pairs["group_i"] = [_label(g) for g in pairs["group_i"]]
-        pairs["group_j"] = [_label(g) for g in pairs["group_j"]]
-        pw = {m: _clean(np.asarray(getattr(self, m), np.float64).tolist()) for m in PAIR_METRICS}
+        pairs["group_i"] = [group_label(g) for g in pairs["group_i"]]
+        pairs["group_j"] = [group_label(g) for g in pairs["group_j"]]
+        pw = {m: to_jsonable(np.asarray(getattr(self, m), np.float64).tolist()) for m in PAIR_METRICS}
         return {
             "groups": labels,
             "group_columns": [str(nm) for nm in self.names],
-            "settings": _clean(dict(self.settings)),
-            "overall": _clean({k: _py(v_) for k, v_ in self.overall.items()}),
-            "by_group": _clean([{k: _py(v_) for k, v_ in r.items()} for r in bg.to_dict("records")]),
-            "pairs": _clean([{k: _py(v_) for k, v_ in r.items()} for r in pairs.to_dict("records")]),
+            "settings": to_jsonable(dict(self.settings)),
+            "verdict_counts": {v_: int((self.pairs["verdict"] == v_).sum()) for v_ in VERDICTS},
+            "overall": to_jsonable(dict(self.overall.items())),
+            "by_group": to_jsonable(bg.to_dict("records")),
+            "pairs": to_jsonable(pairs.to_dict("records")),
             "pairwise": pw,
-            "scan": _clean(self.scan),
+            "scan": to_jsonable(self.scan),
             "notes": list(self.notes),
         }
 
-    def summary(self, digits: int = 3) -> str:
-        """A readable plain-text report: groups, pairs and verdicts."""
-        s = self.settings
-        bg = self.by_group.copy()
-        bg.index = [_label(g) for g in self.groups]
-        cols = ["n", "tp", "fn", "fp", "tn", "benefit", "expected_benefit", "marginal_benefit"]
-        shown = bg[cols].rename(columns={"benefit": "b", "expected_benefit": "E[b]", "marginal_benefit": "B"})
-        lines = [
-            f"Groups ({', '.join(map(str, self.names))}); B = (FP - FN)/n, positive = beneficial",
-            shown.to_string(float_format=lambda x: f"{x:.{digits}f}"),
-            "",
-            f"Pairs: OFI(i, j) = B_i - B_j; p-value under the {s['null']!r} null ({s['method']}), "
-            f"{s['correction']} correction over {len(self.pairs)} pair(s), alpha = {s['alpha']}; "
-            f"{100 * s['confidence']:.0f}% bootstrap interval ({s['num_bootstrap']} replicates)",
-        ]
-        p = self.pairs
-        tab = pd.DataFrame({
-            "i": [_label(g) for g in p["group_i"]],
-            "j": [_label(g) for g in p["group_j"]],
-            "OFI": p["ofi"].map(lambda x: f"{x:+.{digits}f}"),
-            "interval": [f"[{a:+.{digits}f}, {b:+.{digits}f}]" for a, b in zip(p["ci_low"], p["ci_high"])],
-            "p": p["p_value"].map(_fmt_p),
-            "p_adj": p["p_adjusted"].map(_fmt_p),
-            "DI": p["di"].map(lambda x: "undef." if np.isnan(x) else f"{x:.{digits}f}"),
-            "verdict": p["verdict"],
-        })
-        lines.append(tab.to_string(index=False))
-        lines.append("")
-        lines.append("Verdicts:")
-        flagged = p[p["verdict"] != "no evidence"]
-        lines.extend(f"  - {r}" for r in flagged["reading"])
-        quiet = len(p) - len(flagged)
-        if quiet:
-            lines.append(
-                f"  - {'the other ' if len(flagged) else ''}{quiet} pair(s): no evidence of bias "
-                "(OFI not significant, DI within the four-fifths band or undefined)."
-            )
-        if self.scan:
-            lines.append("")
-            lines.append("Worst subgroups (scan):")
-            for name, r in self.scan.items():
-                lines.append(f"  - {name}: {r.get('description', r)}")
-        if self.notes:
-            lines.append("")
-            lines.extend(f"Note: {n}" for n in self.notes)
-        return "\n".join(lines)
+    def summary(self, digits: int = 3, *, explain: bool = False) -> str:
+        """A readable plain-text report: verdict counts, findings in words (most severe first),
+        the groups' and pairs' tables, scans and notes (:func:`ofijax.auditing.render_report`).
+
+        Args:
+            digits: decimals of the rates.
+            explain: append "How to read this report" (every column and verdict defined).
+        """
+        return render_report(self, "text", digits=digits, explain=explain)
 
     def __repr__(self) -> str:  # the default NamedTuple repr would dump every array
         k = len(self.groups)
@@ -326,71 +281,12 @@ class AuditFrame(NamedTuple):
         return f"AuditFrame({k} groups, {len(self.pairs)} pairs: {verdicts}; null={self.settings['null']!r})"
 
 
-def _fmt_p(p: float) -> str:
-    if p is None or np.isnan(p):
-        return "n/a"
-    if p < 1e-12:
-        return "<1e-12"
-    return f"{p:.2e}" if p < 1e-3 else f"{p:.3f}"
-
-
-def _py(x: Any) -> Any:
-    if isinstance(x, (np.generic,)):
-        return x.item()
-    if isinstance(x, tuple):
-        return _label(x)
-    return x
-
-
-def _clean(obj: Any) -> Any:
-    """Recursively replace NaN/inf with None and NumPy scalars with Python ones (valid JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(x) for k, x in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(x) for x in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-# ------------------------------------------------------------------------------------------------
-# Verdicts
-# ------------------------------------------------------------------------------------------------
-
-
-def _reading(gi: str, gj: str, o: float, sig_: bool, evidence: str, di: float, verdict: str) -> tuple:
-    """(favoured, disadvantaged, sentence) for one pair."""
-    if verdict == "algorithmic bias":
-        fav, dis = (gi, gj) if o > 0 else (gj, gi)
-        text = (
-            f"{gi} vs {gj}: algorithmic bias against {dis} — the model gives {fav} "
-            f"{abs(o):.3f} more unjust benefit per person (OFI = {o:+.3f}, {evidence})."
-        )
-        return fav, dis, text
-    if verdict == "systemic disparity":
-        fav, dis = (gi, gj) if di > 1 else (gj, gi)
-        text = (
-            f"{gi} vs {gj}: systemic disparity outside the model — OFI = {o:+.3f} is not significant "
-            f"({evidence}) but DI = {di:.3f} fails the four-fifths rule ({fav} selected more often "
-            f"than {dis})."
-        )
-        return fav, dis, text
-    di_txt = "undefined (no positive predictions in the reference group)" if np.isnan(di) else f"{di:.3f}"
-    text = (
-        f"{gi} vs {gj}: no evidence of bias — OFI = {o:+.3f} is not significant ({evidence}) "
-        f"and DI = {di_txt}"
-        + (" passes the four-fifths rule." if not np.isnan(di) else "; the four-fifths rule cannot be read.")
-    )
-    return None, None, text
-
-
 # ------------------------------------------------------------------------------------------------
 # audit
 # ------------------------------------------------------------------------------------------------
+
+_RENAMED = {"num_bootstrap": "num_samples", "num_null_samples": "num_samples",
+            "num_replicates": "scan_num_samples"}
 
 
 def _default_names(names: tuple | None, ncols: int) -> tuple:
@@ -399,9 +295,54 @@ def _default_names(names: tuple | None, ncols: int) -> tuple:
     return tuple(names)
 
 
+def _is_key_like(x: Any) -> bool:
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, (int, np.integer)):
+        return True
+    if isinstance(x, (jax.Array, np.ndarray)):
+        dt = x.dtype
+        return bool(jax.dtypes.issubdtype(dt, jax.dtypes.prng_key)) or (
+            dt == np.uint32 and x.shape == (2,)
+        )
+    return False
+
+
+def _check_count(value: Any, name: str, *, allow_zero: bool = True) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: must be an integer; got {value!r} ({type(value).__name__}).")
+    n = int(value)
+    if n < 0 or (n == 0 and not allow_zero):
+        raise ValueError(f"{name}: must be ≥ {0 if allow_zero else 1}; got {n}.")
+    return n
+
+
+def _resolve_call(key: Any, y_true: Any, y_pred: Any, deprecated: dict) -> tuple:
+    """The key-first signature, with the deprecation path of the old ``audit(y_true, y_pred, ...)``."""
+    if y_pred is None and not _is_key_like(key):
+        warnings.warn(
+            "audit(y_true, y_pred, ...) without a key is deprecated: pass the PRNG key first, "
+            "audit(key, y_true, y_pred, ...), e.g. audit(0, y, y_hat, sensitive_features=g); "
+            "using jax.random.key(0) for now.",
+            FutureWarning, stacklevel=3,
+        )
+        key, y_true, y_pred = 0, key, y_true
+    if y_true is None or y_pred is None:
+        raise TypeError("audit: needs key, y_true and y_pred, e.g. audit(0, y, y_hat, sensitive_features=g).")
+    out = {}
+    for old, value in deprecated.items():
+        if old not in _RENAMED:
+            raise TypeError(f"audit() got an unexpected keyword argument {old!r}.")
+        new = _RENAMED[old]
+        warnings.warn(f"audit: {old} is deprecated; use {new}.", DeprecationWarning, stacklevel=3)
+        out[new] = value
+    return v.as_key(key), y_true, y_pred, out
+
+
 def audit(
-    y_true: Any,
-    y_pred: Any,
+    key: Any,
+    y_true: Any = None,
+    y_pred: Any = None,
     *,
     sensitive_features: Any,
     sample_weight: Any = None,
@@ -411,33 +352,41 @@ def audit(
     method: str = "exact",
     correction: str = "holm",
     confidence: float = 0.95,
-    num_bootstrap: int = 2000,
-    num_null_samples: int = 10_000,
-    key: Any = None,
+    num_samples: int = 2000,
     di_variant: str = "paper",
+    bins: Any = None,
+    max_levels: int = MAX_LEVELS,
+    min_group_size: int | None = None,
     scan: bool = False,
     scan_features: Any = None,
     scan_probabilities: Any = None,
     scan_lam: float = 0.0,
     scan_side: str = "both",
-    num_replicates: int = 100,
+    scan_num_samples: int = 100,
+    **deprecated: Any,
 ) -> AuditFrame:
     r"""Audit a binary classifier for algorithmic bias and systemic disparity between groups.
 
     For every pair of groups (i, j) it computes OFI(i, j) = B_i − B_j with B = (FP − FN)/n, the
     two-sided p-value of |OFI| under a named null, a percentile bootstrap interval, DI and TE, and
-    a verdict in the OFI paper's reading:
+    a verdict (most severe first):
 
+    * a group smaller than ``min_group_size`` → ``"too small to judge"`` (numbers shown, no
+      verdict);
     * OFI significant (adjusted p < ``alpha``) → ``"algorithmic bias"``; OFI > 0 means group i
       receives more unjust benefit than j, i.e. the model is biased against j;
     * otherwise, DI outside [4/5, 5/4] → ``"systemic disparity"`` (outside the model);
     * otherwise → ``"no evidence"``.
 
     Args:
+        key: PRNG key or int seed of the bootstrap (and Monte Carlo p-values and scans); first and
+            required. The old call ``audit(y_true, y_pred, ...)`` still works for one release with
+            a ``FutureWarning`` and ``jax.random.key(0)``.
         y_true: ``(n,)`` labels in {0, 1}; 1 = the beneficial outcome (see ``beneficial_label``).
         y_pred: ``(n,)`` predictions in {0, 1}.
         sensitive_features: ``(n,)`` group labels, or several columns (DataFrame, dict, 2-D array)
-            whose observed intersections are the groups.
+            whose observed intersections are the groups. A column with more than ``max_levels``
+            distinct values is refused unless ``bins`` cuts it (see :func:`bin_features`).
         sample_weight: optional ``(n,)`` non-negative weights. Integer weights act as frequency
             weights in the exact tests; with fractional weights the p-values are NaN and the
             verdict uses the bootstrap interval (rows resampled within groups, weights kept).
@@ -447,40 +396,45 @@ def audit(
         null: ``"pooled"`` (default; both groups of a pair drawn from Multinomial(n_g, p) with p
             their pooled confusion matrix) or ``"uniform"`` (each matrix uniform over M(n_g), the
             OFI paper's null; very permissive). See :func:`ofijax.ofi_test`.
-        method: ``"exact"`` (default) or ``"monte_carlo"`` p-values (``num_null_samples`` draws).
-        correction: ``"holm"`` (default), ``"bonferroni"`` or ``"none"``, over the k(k−1)/2 pairs.
-        confidence: coverage of the bootstrap intervals.
-        num_bootstrap: bootstrap replicates (0 skips the intervals: NaN).
-        num_null_samples: Monte Carlo draws for ``method="monte_carlo"``.
-        key: PRNG key for the bootstrap (and Monte Carlo); ``None`` uses ``jax.random.key(0)`` so
-            the report is reproducible; an int is a seed.
+        method: ``"exact"`` (default) or ``"monte_carlo"`` p-values (``num_samples`` draws).
+        correction: ``"holm"`` (default), ``"bonferroni"`` or ``"none"``, over the k(k−1)/2 pairs
+            (:func:`adjust_pvalues`).
+        confidence: coverage of the bootstrap intervals (unadjusted for multiplicity).
+        num_samples: bootstrap resamples (0 skips the intervals: NaN) and Monte Carlo draws of
+            ``method="monte_carlo"``. Replaces ``num_bootstrap`` and ``num_null_samples``.
         di_variant: ``"paper"`` (P̂/n ratio, default) or ``"pp_over_p"`` (the authors' 2024 code).
+        bins: cut numeric group columns into quantile bins: an int for every column with more
+            than ``max_levels`` values, or ``{column: count or edges}``; edges in ``settings``.
+        max_levels: most distinct values of an unbinned group column (default 20).
+        min_group_size: smallest group given a verdict; default :func:`min_group_size` of
+            ``alpha`` (5 at α = 0.05: the smallest n whose own outcome can be significant).
         scan: also run FPR-Scan and TPR-Scan (and IJDI-Scan when ``scan_probabilities`` is given)
             over ``scan_features`` and report the most disadvantaged subgroup with its
-            randomization p-value (:attr:`AuditFrame.scan`). Needs :mod:`ofijax.scan`; slow.
+            randomization p-value (:attr:`AuditFrame.scan`, :func:`run_scans`). Slow.
         scan_features: the columns to scan over (default: ``sensitive_features``).
         scan_probabilities: ``(n,)`` estimated P(y = 1 | x) for IJDI-Scan (optional).
         scan_lam: λ of IJDI-Scan.
         scan_side: ``"both"``, ``"negative"`` (FPR-Scan only: wrongly denied benefit) or
-            ``"positive"`` (TPR-Scan only); the scans run in the harm orientation (see
-            :func:`_run_scans`).
-        num_replicates: randomization replicates of each scan's p-value (0: no test).
+            ``"positive"`` (TPR-Scan only).
+        scan_num_samples: randomization replicates of each scan's p-value (0: no test); replaces
+            ``num_replicates``.
 
     Returns:
         :class:`AuditFrame`.
 
     Raises:
         ValueError: on non-binary labels, length mismatches, NaN, an empty input, fewer than two
-            groups, or bad options.
+            groups, more than 200 groups, a continuous group column, or bad options (the message
+            starts with the argument's name). TypeError: a bad ``key`` or a non-integer count.
 
     Examples:
         The paper's Table 1, scenario B, as rows: the test is discarded, nobody is promoted.
 
         >>> import numpy as np
-        >>> from ofijax.auditing._frame import audit
+        >>> from ofijax import audit
         >>> y = np.r_[[0] * 5, 1, [1] * 7, [0] * 11]
         >>> g = ["i"] * 6 + ["j"] * 18
-        >>> af = audit(y, np.zeros(24, int), sensitive_features=g, null="uniform")
+        >>> af = audit(0, y, np.zeros(24, int), sensitive_features=g, null="uniform")
         >>> af.by_group[["n", "fn", "marginal_benefit"]].round(4)
             n  fn  marginal_benefit
         group
@@ -491,25 +445,38 @@ def audit(
         >>> af.pairs.loc[0, "verdict"]
         'no evidence'
     """
+    key, y_true, y_pred, renamed = _resolve_call(key, y_true, y_pred, deprecated)
+    num_samples = renamed.get("num_samples", num_samples)
+    scan_num_samples = renamed.get("scan_num_samples", scan_num_samples)
     v.check_choice(null, "null", sig.NULLS)
     v.check_choice(method, "method", ("exact", "monte_carlo"))
     v.check_choice(correction, "correction", _CORRECTIONS)
     v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
-    a = float(alpha)
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
     if not 0.0 < a < 1.0:
         raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
     conf = sig._check_confidence(confidence)
-    nboot = int(num_bootstrap)
-    if nboot < 0 or nboot == 1:
-        raise ValueError(f"num_bootstrap: must be 0 (skip) or ≥ 2; got {num_bootstrap!r}.")
-    if key is None:
-        key = jax.random.key(0)
-    elif isinstance(key, (int, np.integer)):
-        key = jax.random.key(int(key))
+    nboot = _check_count(num_samples, "num_samples")
+    if nboot == 1:
+        raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
+    n_scan = _check_count(scan_num_samples, "scan_num_samples")
+    if min_group_size is None:
+        min_n = _rule_min_group_size(a)
+    else:
+        min_n = _check_count(min_group_size, "min_group_size", allow_zero=False)
+    if beneficial_label not in (0, 1) or isinstance(beneficial_label, bool):
+        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
     k_boot, k_null, k_scan = jax.random.split(key, 3)
 
+    for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
+        if arr is not None and np.iscomplexobj(np.asarray(arr)):
+            raise TypeError(f"{name}: complex values are not labels, predictions or weights; pass real numbers.")
+    features, bin_edges = bin_features(sensitive_features, bins=bins, max_levels=max_levels)
     gcm = group_confusion_matrices(
-        y_true, y_pred, sensitive_features, sample_weight=sample_weight, beneficial_label=beneficial_label
+        y_true, y_pred, features, sample_weight=sample_weight, beneficial_label=beneficial_label
     )
     cms_j = gcm.cms
     if cms_j.ndim != 2:
@@ -518,9 +485,10 @@ def audit(
     k = len(groups)
     if k < 2:
         raise ValueError(
-            f"sensitive_features: only one group ({_label(groups[0])!r}) is present; an audit "
+            f"sensitive_features: only one group ({group_label(groups[0])!r}) is present; an audit "
             "compares at least two groups."
         )
+    check_group_count(k)
     ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
     names = _default_names(gcm.names, ncols)
     cms = np.asarray(cms_j, dtype=np.float64)
@@ -541,81 +509,26 @@ def audit(
             by_group[c] = np.rint(by_group[c]).astype(np.int64)
 
     iu, ju = np.triu_indices(k, 1)
-    # ---- p-values
-    if integer:
-        p_m = sig.pairwise_ofi_test(
-            cms.astype(np.int64), null=null, method=method, key=k_null,
-            num_samples=num_null_samples, progress=lambda it: _progress(it, "OFI p-values"),
-        )
-    else:
-        p_m = np.full((k, k), np.nan)
+    p_m, padj_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
+                           num_samples=nboot if method == "monte_carlo" else 0, correction=correction)
+    if not integer:
         notes.append(
             "fractional sample weights: exact OFI tests need integer counts, so p-values are n/a and "
             "significance is read from the bootstrap interval (does it exclude 0?)."
         )
-    raw = p_m[iu, ju]
-    if correction == "holm":
-        adj = sig.holm(raw)
-    elif correction == "bonferroni":
-        adj = np.minimum(raw * raw.size, 1.0)
-    else:
-        adj = raw.copy()
-    padj_m = np.ones((k, k))
-    if not integer:
-        padj_m[:] = np.nan
-    padj_m[iu, ju] = adj
-    padj_m[ju, iu] = adj
+    if method == "monte_carlo" and nboot == 0:
+        raise ValueError("num_samples: method='monte_carlo' needs ≥ 2 draws.")
 
-    # ---- bootstrap intervals
-    lo_m = np.full((k, k), np.nan)
-    hi_m = np.full((k, k), np.nan)
-    if nboot:
-        if sample_weight is None:
-            samples = sig._bootstrap_ofi(k_boot, cms, num_samples=nboot)
-        else:
-            samples = _weighted_bootstrap(k_boot, y_true, y_pred, sensitive_features, sample_weight,
-                                          beneficial_label, nboot, k)
-        lo_m, hi_m = sig._percentiles(samples, conf)
-    elif not integer:
-        raise ValueError("num_bootstrap: fractional weights need the bootstrap for significance; use ≥ 2.")
+    m_pairs = k * (k - 1) // 2
+    conf_sim = conf if correction == "none" else 1.0 - (1.0 - conf) / m_pairs
+    lo_m, hi_m, slo_m, shi_m = _intervals(k_boot, cms, nboot, conf, conf_sim, y_true, y_pred, features,
+                                          sample_weight, beneficial_label, k)
+    if not nboot and not integer:
+        raise ValueError("num_samples: fractional weights need the bootstrap for significance; use ≥ 2.")
 
-    # ---- verdicts
-    b_all = per_group["marginal_benefit"]
-    rows = []
-    test_name = f"{null} null, {method}"
-    for i, j in zip(iu.tolist(), ju.tolist()):
-        gi, gj = _label(groups[i]), _label(groups[j])
-        o, d = float(ofi_m[i, j]), float(di_m[i, j])
-        if integer:
-            significant = bool(padj_m[i, j] < a)
-            p_txt = f"p = {_fmt_p(p_m[i, j])}"
-            if correction != "none":
-                p_txt += f", {correction}-adjusted {_fmt_p(padj_m[i, j])}"
-            evidence = f"{p_txt}, {test_name}"
-        else:
-            significant = bool(lo_m[i, j] > 0 or hi_m[i, j] < 0)
-            evidence = f"{100 * conf:.0f}% bootstrap interval [{lo_m[i, j]:+.3f}, {hi_m[i, j]:+.3f}]"
-        if significant:
-            verdict = "algorithmic bias"
-        elif not np.isnan(d) and ff[i, j] != 0:
-            verdict = "systemic disparity"
-        else:
-            verdict = "no evidence"
-        fav, dis, text = _reading(gi, gj, o, significant, evidence, d, verdict)
-        four = {1.0: "bias for i", -1.0: "bias for j", 0.0: "pass"}.get(float(ff[i, j]), "undefined")
-        rows.append({
-            "group_i": groups[i], "group_j": groups[j],
-            "n_i": cms[i].sum(), "n_j": cms[j].sum(),
-            "marginal_benefit_i": float(b_all[i]), "marginal_benefit_j": float(b_all[j]),
-            "ofi": o, "ci_low": float(lo_m[i, j]), "ci_high": float(hi_m[i, j]),
-            "p_value": float(p_m[i, j]), "p_adjusted": float(padj_m[i, j]), "null": null,
-            "di": d, "four_fifths": four, "te": float(te_m[i, j]),
-            "verdict": verdict, "favoured": fav, "disadvantaged": dis, "reading": text,
-        })
-    pairs = pd.DataFrame(rows)
-    if integer:
-        pairs["n_i"] = pairs["n_i"].astype(np.int64)
-        pairs["n_j"] = pairs["n_j"].astype(np.int64)
+    pairs = _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, slo_m, shi_m,
+                   integer=integer, alpha=a, null=null, method=method, correction=correction,
+                   conf=conf, min_n=min_n)
 
     n_undef_di = int(np.isnan(di_m[iu, ju]).sum() + np.isnan(di_m[ju, iu]).sum())
     if n_undef_di:
@@ -623,26 +536,32 @@ def audit(
     n_undef_te = int(np.isnan(te_m[iu, ju]).sum())
     if n_undef_te:
         notes.append(f"TE is undefined (FP = 0 in a group) for {n_undef_te} of {iu.size} pair(s).")
+    small = [group_label(g) for g, n in zip(groups, cms.sum(1)) if n < min_n]
+    if small:
+        shown = ", ".join(small[:10]) + (f", … ({len(small)} in all)" if len(small) > 10 else "")
+        notes.append(f"too small to judge (fewer than {min_n} people): {shown}; their pairs get no verdict.")
     if null == "uniform":
         notes.append(
             "the uniform null treats every confusion matrix of M(n) as equally likely; it ignores the "
             "data and is very permissive (its sd of B is about 0.3, the paper's threshold)."
         )
+    for col, edges in bin_edges.items():
+        notes.append(f"{col} was cut into {len(edges) - 1} bins at {', '.join(f'{e:g}' for e in edges)}.")
 
     settings = {
         "alpha": a, "null": null, "method": method, "correction": correction, "confidence": conf,
-        "num_bootstrap": nboot, "di_variant": di_variant, "beneficial_label": int(beneficial_label),
-        "weighted": sample_weight is not None,
+        "num_samples": nboot, "di_variant": di_variant, "beneficial_label": int(beneficial_label),
+        "weighted": sample_weight is not None, "min_group_size": min_n, "bins": bin_edges,
     }
-    if method == "monte_carlo":
-        settings["num_null_samples"] = int(num_null_samples)
 
     scan_res = None
     if scan:
-        scan_res = _run_scans(
-            k_scan, y_true, y_pred, sensitive_features if scan_features is None else scan_features,
-            beneficial_label, scan_probabilities, float(scan_lam), int(num_replicates), side=scan_side,
+        scan_res = run_scans(
+            k_scan, y_true, y_pred, features if scan_features is None else scan_features,
+            beneficial_label=beneficial_label, probabilities=scan_probabilities, lam=float(scan_lam),
+            num_samples=n_scan, side=scan_side,
         )
+        settings["scan_num_samples"] = n_scan
     return AuditFrame(
         cms=cms if not integer else cms.astype(np.int64), groups=tuple(groups), names=names,
         by_group=by_group, overall=overall_s,
@@ -651,16 +570,100 @@ def audit(
     )
 
 
-def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, beneficial_label, nboot, k):
-    from ofijax.cm._build import _prepare_labels, _prepare_weights
+def _pvalues(cms, integer, iu, ju, *, null, method, key, num_samples, correction):
+    """Raw and adjusted ``(k, k)`` p-values (NaN without integer counts)."""
+    k = cms.shape[0]
+    if integer:
+        p_m = sig.pairwise_ofi_test(
+            cms.astype(np.int64), null=null, method=method, key=key,
+            num_samples=max(num_samples, 2),
+            progress=lambda it: track(it, "OFI p-values", unit="pairs"),
+        )
+    else:
+        p_m = np.full((k, k), np.nan)
+    adj = adjust_pvalues(p_m[iu, ju], correction)
+    padj_m = np.ones((k, k)) if integer else np.full((k, k), np.nan)
+    padj_m[iu, ju] = adj
+    padj_m[ju, iu] = adj
+    return p_m, padj_m
 
-    yt, yp = _prepare_labels(y_true, y_pred)
+
+def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample_weight, beneficial_label, k):
+    """Percentile bootstrap intervals of every OFI(i, j) at ``conf`` (per pair) and at ``conf_sim``
+    (simultaneous over the pairs, Bonferroni), from the same resamples (NaN when ``nboot`` is 0)."""
+    if not nboot:
+        nan = np.full((k, k), np.nan)
+        return nan, nan.copy(), nan.copy(), nan.copy()
+    if sample_weight is None:
+        samples = sig._bootstrap_ofi(key, cms, num_samples=nboot)
+    else:
+        samples = _weighted_bootstrap(key, y_true, y_pred, features, sample_weight,
+                                      beneficial_label, nboot, k)
+    lo, hi = sig._percentiles(samples, conf)
+    slo, shi = sig._percentiles(samples, conf_sim)
+    return lo, hi, slo, shi
+
+
+def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, slo_m, shi_m, *, integer,
+           alpha, null, method, correction, conf, min_n) -> pd.DataFrame:
+    """One row per unordered pair with its verdict and reading."""
+    k = len(groups)
+    iu, ju = np.triu_indices(k, 1)
+    mb = per_group["marginal_benefit"]
+    sel = per_group["benefit"]
+    n = cms.sum(1)
+    corr = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "no multiplicity correction"}[correction]
+    test_name = f"{'exact' if method == 'exact' else 'Monte Carlo'} test, {null} null"
+    four = {1.0: "fails: j selected less", -1.0: "fails: i selected less", 0.0: "passes"}
+    rows = []
+    for i, j in zip(iu.tolist(), ju.tolist()):
+        gi, gj = group_label(groups[i]), group_label(groups[j])
+        o = float(ofi_m[i, j])
+        if integer:
+            significant = bool(padj_m[i, j] < alpha)
+            if correction == "none":
+                evidence = f"p = {format_p(p_m[i, j])}, {corr}; {test_name}"
+            else:
+                evidence = (f"p = {format_p(padj_m[i, j])}, {corr} (unadjusted {format_p(p_m[i, j])}); "
+                            f"{test_name}")
+        else:
+            significant = bool(slo_m[i, j] > 0 or shi_m[i, j] < 0)
+            adj = "unadjusted for multiplicity" if correction == "none" else (
+                f"Bonferroni-simultaneous over {len(iu)} pair(s)")
+            evidence = (f"{100 * conf:.0f}% bootstrap interval [{slo_m[i, j]:+.3f}, {shi_m[i, j]:+.3f}] "
+                        f"{'excludes' if significant else 'includes'} 0, {adj}")
+        res = pair_verdict(
+            gi, gj, n_i=float(n[i]), n_j=float(n[j]), b_i=float(sel[i]), b_j=float(sel[j]),
+            mb_i=float(mb[i]), mb_j=float(mb[j]), ofi=o, di_ij=float(di_m[i, j]), di_ji=float(di_m[j, i]),
+            four_fifths=float(ff[i, j]), significant=significant, evidence=evidence, min_size=min_n,
+        )
+        ffv = float(ff[i, j])
+        rows.append({
+            "group_i": groups[i], "group_j": groups[j],
+            "n_i": n[i], "n_j": n[j],
+            "marginal_benefit_i": float(mb[i]), "marginal_benefit_j": float(mb[j]),
+            "ofi": o, "ci_low": float(lo_m[i, j]), "ci_high": float(hi_m[i, j]),
+            "ci_low_simultaneous": float(slo_m[i, j]), "ci_high_simultaneous": float(shi_m[i, j]),
+            "p_value": float(p_m[i, j]), "p_adjusted": float(padj_m[i, j]), "null": null,
+            "di": float(di_m[i, j]), "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
+            **res,
+        })
+    pairs = pd.DataFrame(rows)
+    if integer:
+        pairs["n_i"] = pairs["n_i"].astype(np.int64)
+        pairs["n_j"] = pairs["n_j"].astype(np.int64)
+    return pairs
+
+
+def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, beneficial_label, nboot, k):
+    yt = v.check_binary(y_true, "y_true").astype(np.int32)
+    yp = v.check_binary(y_pred, "y_pred").astype(np.int32)
     n = yt.shape[0]
-    w = _prepare_weights(sample_weight, n)
+    w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
     codes, _, _ = encode_groups(sensitive_features, n)
     if beneficial_label == 0:
         yt, yp = 1 - yt, 1 - yp
-    cell = 2 * (1 - yt.astype(np.int32)) + (1 - yp.astype(np.int32))
+    cell = 2 * (1 - yt) + (1 - yp)
     order = np.argsort(codes, kind="stable").astype(np.int32)
     sizes = np.bincount(codes, minlength=k).astype(np.int32)
     starts = (np.cumsum(sizes) - sizes).astype(np.int32)
@@ -668,89 +671,3 @@ def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, 
         key, jnp.asarray(cell, jnp.int32), jnp.asarray(codes), jnp.asarray(order), jnp.asarray(starts),
         jnp.asarray(sizes), jnp.asarray(w), num_samples=nboot, num_groups=k,
     )
-
-
-_SCAN_TEXT = {
-    "fpr_scan": ("negative", "wrongly denied the benefit: raised rate of the harmful prediction among "
-                 "people whose true outcome is beneficial (FPR-Scan in the harm orientation, i.e. a "
-                 "raised false-negative rate of the beneficial prediction)"),
-    "tpr_scan": ("positive", "least often given an unjust benefit: raised rate of the harmful prediction "
-                 "among people whose true outcome is harmful (TPR-Scan in the harm orientation)"),
-}
-
-
-def _run_scans(key, y_true, y_pred, features, beneficial_label, probabilities, lam, num_replicates,
-               side="both", rate_scans=True):
-    """Worst subgroups by FPR-/TPR-Scan (and IJDI-Scan with ``probabilities``); needs :mod:`ofijax.scan`.
-
-    The scans run in the *harm orientation* (label and prediction 1 = the harmful outcome), as
-    the IJDI paper runs COMPAS, so the subgroups found are the disadvantaged ones:
-
-    * ``fpr_scan`` (side "negative"): among people whose true outcome is beneficial, the subgroup
-      most significantly over-predicted harmful (wrongly denied the benefit: the FN of OFI's B);
-    * ``tpr_scan`` (side "positive"): among people whose true outcome is harmful, the subgroup most
-      significantly predicted harmful (fewest unjust benefits: the FP of OFI's B);
-    * ``ijdi_scan_<side>``: the same with the disparity allowed by λ × the raised true risk
-      (``probabilities`` = P(beneficial label | x), turned into P(harmful label | x)).
-    """
-    try:
-        from ofijax import scan as scan_mod
-    except ImportError as exc:
-        raise ImportError(
-            "scan=True needs ofijax.scan (FPR-/TPR-/IJDI-Scan), which is not part of this build."
-        ) from exc
-    missing = [f for f in ("fpr_scan", "tpr_scan", "ijdi_scan") if not hasattr(scan_mod, f)]
-    if missing:
-        raise ImportError(f"scan=True needs ofijax.scan.{missing[0]}, which is not part of this build.")
-    v.check_choice(side, "side", ("negative", "positive", "both"))
-    n_rep = int(num_replicates)
-    if n_rep < 0:
-        raise ValueError(f"num_replicates: must be ≥ 0; got {num_replicates!r}.")
-    yt = v.check_binary(y_true, "y_true").astype(np.int64)
-    yp = v.check_binary(y_pred, "y_pred").astype(np.int64)
-    if int(beneficial_label) == 1:
-        y_harm, yhat_harm = 1 - yt, 1 - yp
-    else:
-        y_harm, yhat_harm = yt, yp
-    if isinstance(features, pd.DataFrame):
-        data = features
-    elif isinstance(features, pd.Series):
-        data = features.to_frame(name=features.name if features.name is not None else "group")
-    elif isinstance(features, dict):
-        data = pd.DataFrame(features)
-    else:
-        arr = np.asarray(features)
-        data = pd.DataFrame({"group": arr}) if arr.ndim == 1 else pd.DataFrame(arr)
-    runs = []
-    for name, (sd, _) in _SCAN_TEXT.items():
-        if rate_scans and side in (sd, "both"):
-            runs.append((name, sd))
-    if probabilities is not None:
-        p = v.check_probabilities(probabilities, "scan_probabilities")
-        p_harm = 1.0 - p if int(beneficial_label) == 1 else p
-        runs += [(f"ijdi_scan_{sd}", sd) for sd in ("negative", "positive") if side in (sd, "both")]
-    keys = jax.random.split(key, len(runs))
-    out = {}
-    for (name, sd), k in zip(_progress(runs, "scans"), keys):
-        if name.startswith("ijdi"):
-            r = scan_mod.ijdi_scan(data, y_harm, yhat_harm, p_harm, lam=lam, side=sd, key=k,
-                                   num_replicates=n_rep)
-            what = (f"IJDI-Scan (lambda = {lam:g}) on the {sd} side: the disparity not justified by "
-                    "the raised true risk")
-        else:
-            fn = getattr(scan_mod, name)
-            r = fn(data, y_harm, yhat_harm, key=k, num_replicates=n_rep)
-            what = _SCAN_TEXT[name][1]
-        sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
-        sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, vals))}}}" for c, vals in sub.items())
-        p_txt = "no randomization test" if math.isnan(r.p_value) else f"p = {_fmt_p(r.p_value)} ({n_rep} replicates)"
-        if r.score > 0:
-            desc = f"{sub_txt} ({r.size} rows): {what}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}"
-        else:
-            desc = f"no subgroup detected ({what})"
-        out[name] = {
-            "side": sd, "subgroup": sub, "size": int(r.size), "score": float(r.score), "q": float(r.q),
-            "p_value": float(r.p_value), "num_replicates": n_rep, "converged": bool(r.converged),
-            "description": desc,
-        }
-    return out

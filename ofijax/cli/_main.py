@@ -4,17 +4,23 @@
 violent two-year file, filtered to 4,020 rows; label flipped to "not a violent recidivist",
 prediction = low risk, group = race) and writes ``report.json``, ``report.md`` and heatmaps to
 ``ofijax-report/``. Errors in the user's input (a missing file, an unknown column, a non-binary
-label, missing values, an empty group) print one line on stderr and exit with status 2.
+label, missing values, an empty group, a bad option) print one line on stderr and exit with status
+2, writing nothing; an existing report folder is replaced only with ``--force``, and reports are
+written atomically (a temporary folder renamed into place).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
+import zlib
 from typing import Any
+
+from ofijax.cli._output import CLIError, report_dir
 
 __all__ = ["main", "build_parser", "load_table", "prepare"]
 
@@ -28,14 +34,13 @@ Commands:
              (no --data: the embedded COMPAS data, as in the OFI paper)
   scan       the worst subgroup by FPR-/TPR-/IJDI-Scan with a randomization p-value
   simulate   Monte Carlo of B and OFI under a null model for given group sizes
-  table1     the OFI paper's Table 1 recomputed (also what `python -m ofijax` prints)
+  table1     the OFI paper's Table 1 recomputed
 
 Run `ofijax COMMAND --help` for each command's options.
 """
 
 
-class UserError(ValueError):
-    """An error in the user's input: reported in one line, exit status 2."""
+UserError = CLIError  # an error in the user's input: reported in one line, exit status 2
 
 
 # ------------------------------------------------------------------------------------------------
@@ -63,8 +68,12 @@ def load_table(path: str):
                 ) from None
         sep = "\t" if low.endswith((".tsv", ".tsv.gz", ".tab")) else ","
         return pd.read_csv(path, sep=sep)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise UserError(f"--data: cannot read {path!r} as a table ({exc}).") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, zlib.error,
+            OSError, ValueError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"--data: cannot read {path!r} as a table ({msg}).") from None
 
 
 def _check_column(df, col: str, option: str, source: str) -> None:
@@ -81,12 +90,21 @@ def _values_preview(values, limit: int = 10) -> str:
     return "[" + ", ".join(vals) + more + "]"
 
 
-def _to_binary(series, option: str, positive: list[str] | None):
-    """Map a label/prediction column to 0/1, or raise naming its values."""
+def _to_binary(series, option: str, positive: list[str] | None, threshold: float | None = None):
+    """Map a label/prediction column to 0/1, or raise naming its values.
+
+    With ``threshold`` (predictions only), a numeric column of scores is 1 where score ≥ threshold,
+    compared in float64 as NumPy does.
+    """
     import numpy as np
     import pandas as pd
 
     s = series
+    if threshold is not None:
+        if not pd.api.types.is_numeric_dtype(s) or s.dtype == bool:
+            raise UserError(f"--threshold: the {option} column {s.name!r} is not numeric; its values are "
+                            f"{_values_preview(sorted(map(str, pd.unique(s))))}")
+        return (s.to_numpy(dtype=np.float64) >= float(threshold)).astype(np.int8), None
     if s.dtype == bool:
         return s.astype(np.int8).to_numpy(), None
     uniq = pd.unique(s)
@@ -112,9 +130,19 @@ def _to_binary(series, option: str, positive: list[str] | None):
             )
         mapped = sorted({str(x) for x in s[hit].unique()})
         return hit.astype(np.int8).to_numpy(), mapped
+    if (option == "--pred" and pd.api.types.is_numeric_dtype(s)
+            and float(np.nanmin(np.asarray(uniq, dtype=float))) >= 0.0
+            and float(np.nanmax(np.asarray(uniq, dtype=float))) <= 1.0):
+        raise UserError(
+            f"{option}: column {s.name!r} holds scores/probabilities in [0, 1], not 0/1 predictions; "
+            "pass --threshold T (prediction = score >= T, e.g. --threshold 0.5)."
+        )
+    hint = ("Pass --threshold T for scores, or --positive VALUE to name the beneficial value."
+            if option == "--pred" and pd.api.types.is_numeric_dtype(s)
+            else "Pass --positive VALUE to name the beneficial value.")
     raise UserError(
         f"{option}: column {s.name!r} is not binary 0/1; its values are "
-        f"{_values_preview(sorted(map(str, uniq)))}. Pass --positive VALUE to name the beneficial value."
+        f"{_values_preview(sorted(map(str, uniq)))}. {hint}"
     )
 
 
@@ -131,6 +159,7 @@ def prepare(
     extra: list[str] | None = None,
     source: str = "the data",
     min_groups: int = 2,
+    threshold: float | None = None,
 ) -> dict:
     """Check and convert the columns of an audit; raise :class:`UserError` on bad input.
 
@@ -141,6 +170,10 @@ def prepare(
     import pandas as pd
 
     cols = [("--label", label), ("--pred", pred)] + [("--group", g) for g in groups]
+    for opt, seq in (("--group", groups), ("--attr", extra or [])):
+        dup = sorted({c for c in seq if list(seq).count(c) > 1})
+        if dup:
+            raise UserError(f"{opt}: column {dup[0]!r} is given twice; name each column once.")
     if weight:
         cols.append(("--weight", weight))
     cols += [("--attr", a) for a in (extra or [])]
@@ -173,7 +206,7 @@ def prepare(
     y, m = _to_binary(df[label], "--label", positive)
     if m:
         positive_map[label] = m
-    yhat, m = _to_binary(df[pred], "--pred", positive)
+    yhat, m = _to_binary(df[pred], "--pred", positive, threshold)
     if m:
         positive_map[pred] = m
     sf = df[groups].copy()
@@ -202,9 +235,21 @@ def prepare(
         sf = sf.astype(str)
     w = None
     if weight:
-        w = pd.to_numeric(df[weight], errors="coerce").to_numpy(dtype=float)
-        if np.isnan(w).any() or (w < 0).any():
-            raise UserError(f"--weight: column {weight!r} must hold non-negative numbers.")
+        col = df[weight]
+        if pd.api.types.is_integer_dtype(col) or col.dtype == object:
+            try:  # exact integers, whatever their size
+                ints = [int(x) for x in col] if col.dtype == object else col.to_numpy().tolist()
+            except (TypeError, ValueError, OverflowError):
+                ints = None
+            if ints is not None and any(abs(x) > 2**53 for x in ints):
+                raise UserError(f"--weight: column {weight!r} has weights above 2**53 = 9,007,199,254,740,992, "
+                                "which cannot be counted exactly; rescale the weights.")
+        w = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        if np.isnan(w).any() or (w < 0).any() or np.isinf(w).any():
+            raise UserError(f"--weight: column {weight!r} must hold finite non-negative numbers.")
+        if w.sum() > 2**53:
+            raise UserError(f"--weight: column {weight!r} sums to {w.sum():.3g}, beyond the 2**53 that "
+                            "float64 counts exactly; rescale the weights.")
     nunique = sf.drop_duplicates().shape[0] if groups else 0
     if nunique < min_groups:
         raise UserError(
@@ -221,127 +266,66 @@ def prepare(
 # ------------------------------------------------------------------------------------------------
 
 
-def write_heatmaps(af, out: str) -> tuple[list[str], str | None]:
-    """OFI and DI heatmaps (as the OFI paper's Figure 2) as PNGs; skipped without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.colors import LogNorm, TwoSlopeNorm
-    except ImportError:
-        return [], "matplotlib is not installed: heatmap PNGs skipped (pip install matplotlib)."
-    import numpy as np
-
-    from ofijax.auditing._frame import _label
-
-    labels = [_label(g) for g in af.groups]
-    k = len(labels)
-    size = max(4.5, 0.8 * k + 2.5)
-    files = []
-    sig_mask = af.p_adjusted < af.settings["alpha"] if not np.isnan(af.p_adjusted).all() else (
-        (af.ci_low > 0) | (af.ci_high < 0)
-    )
-    for name, mat, title in (
-        ("ofi_heatmap.png", af.ofi, "OFI(i, j) = B_i − B_j   (* significant; > 0: bias against j)"),
-        ("di_heatmap.png", af.di, f"DI(i, j) ({af.settings['di_variant']} variant; outside [0.8, 1.25] fails 4/5)"),
-    ):
-        fig, ax = plt.subplots(figsize=(size, size * 0.85))
-        m = np.asarray(mat, dtype=float)
-        if name.startswith("ofi"):
-            lim = max(float(np.nanmax(np.abs(m))), 1e-3)
-            im = ax.imshow(m, cmap="RdBu", norm=TwoSlopeNorm(0.0, -lim, lim))
-        else:
-            pos = m[np.isfinite(m) & (m > 0)]
-            lim = max(float(np.max(np.abs(np.log(pos)))) if pos.size else 0.5, np.log(1.3))
-            im = ax.imshow(np.where(m > 0, m, np.nan), cmap="RdBu", norm=LogNorm(np.exp(-lim), np.exp(lim)))
-        cbar = fig.colorbar(im, ax=ax, shrink=0.8)
-        if not name.startswith("ofi"):
-            ticks = [t for t in (0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0) if np.exp(-lim) <= t <= np.exp(lim)]
-            cbar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
-            cbar.minorticks_off()
-        for i in range(k):
-            for j in range(k):
-                val = m[i, j]
-                txt = "undef." if np.isnan(val) else f"{val:.2f}"
-                if name.startswith("ofi") and i != j and bool(sig_mask[i, j]):
-                    txt += "*"
-                ax.text(j, i, txt, ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(k), labels, rotation=45, ha="right")
-        ax.set_yticks(range(k), labels)
-        ax.set_xlabel("group j")
-        ax.set_ylabel("group i")
-        ax.set_title(title, fontsize=9)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
-    return files, None
-
-
-def _md_table(df) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(str(x) for x in row) + " |")
-    return "\n".join(lines)
-
-
-def write_markdown(af, report: dict, path: str, images: list[str], plot_note: str | None) -> None:
-    """A Markdown report: data, settings, per-group table, pairs, verdicts, notes, heatmaps."""
-    import pandas as pd
-
-    from ofijax.auditing._frame import _fmt_p, _label
-
-    s = af.settings
+def audit_header(report: dict) -> list[str]:
+    """The lines that head ``report.md``: data, columns, orientation, command."""
     d = report["data"]
-    bg = af.by_group.reset_index()
-    bg.insert(0, "group", [_label(g) for g in af.groups])
-    bg = bg[["group", "n", "tp", "fn", "fp", "tn", "benefit", "expected_benefit", "marginal_benefit"]]
-    bg = bg.rename(columns={"benefit": "b", "expected_benefit": "E[b]", "marginal_benefit": "B"})
-    for c in ("b", "E[b]", "B"):
-        bg[c] = bg[c].map(lambda x: f"{x:.4f}")
-    p = af.pairs
-    pairs = pd.DataFrame({
-        "i": [_label(g) for g in p["group_i"]], "j": [_label(g) for g in p["group_j"]],
-        "OFI": p["ofi"].map(lambda x: f"{x:+.4f}"),
-        f"{100 * s['confidence']:.0f}% interval": [
-            "n/a" if pd.isna(a) else f"[{a:+.3f}, {b:+.3f}]" for a, b in zip(p["ci_low"], p["ci_high"])
-        ],
-        "p": p["p_value"].map(_fmt_p), f"p ({s['correction']})": p["p_adjusted"].map(_fmt_p),
-        "DI": p["di"].map(lambda x: "undef." if pd.isna(x) else f"{x:.3f}"),
-        "4/5 rule": p["four_fifths"], "verdict": p["verdict"],
-    })
-    lines = [
-        "# ofijax audit report", "",
-        f"- data: {d['source']}, {d['rows']} rows" + (f" ({d['rows_dropped']} dropped: missing values)" if d["rows_dropped"] else ""),
-        f"- label `{d['label']}`, prediction `{d['pred']}`, groups by {', '.join(f'`{g}`' for g in d['group'])}"
-        + (" (label/prediction flipped: 1 was harmful)" if d["harmful_label"] else ""),
-        f"- OFI test: {s['null']} null ({s['method']}), {s['correction']} correction, alpha = {s['alpha']}; "
-        f"{100 * s['confidence']:.0f}% percentile bootstrap ({s['num_bootstrap']} replicates, seed {report['seed']})",
-        f"- ofijax {report['ofijax_version']}; command: `{report['command']}`",
-        "",
-        "Reading (OFI paper, §2.3): OFI(i, j) = B_i − B_j with B = (FP − FN)/n. A significant OFI is "
-        "**algorithmic bias** (OFI > 0: against j); OFI not significant while DI fails the four-fifths "
-        "rule is a **systemic disparity** outside the model.",
-        "", "## Groups", "", _md_table(bg), "", "## Pairs", "", _md_table(pairs), "", "## Verdicts", "",
+    rows = f"{d['source']}, {d['rows']} rows" + (
+        f" ({d['rows_dropped']} dropped: missing values)" if d["rows_dropped"] else "")
+    orient = ("label/prediction 1 was the HARMFUL outcome (--harmful-label): both flipped so that the benefit "
+              "is prediction 0" if d["harmful_label"] else "label/prediction 1 = the beneficial outcome")
+    pred = f"prediction `{d['pred']}`" + (f" (score >= {d['threshold']:g})" if d.get("threshold") is not None else "")
+    return [
+        f"data: {rows}",
+        f"label `{d['label']}`, {pred}, groups by {', '.join(f'`{g}`' for g in d['group'])}; {orient}",
+        f"ofijax {report['ofijax_version']}; seed {report['seed']}; command: `{report['command']}`",
     ]
-    lines += [f"- {r}" for r in p["reading"]]
-    if af.scan:
-        lines += ["", "## Worst subgroups (scan)", ""]
-        lines += [f"- {k}: {v.get('description', v)}" for k, v in af.scan.items()]
-    notes = list(af.notes) + ([plot_note] if plot_note else [])
-    if notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    if images:
-        lines += ["", "## Heatmaps", ""] + [f"![{im}]({im})" for im in images]
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
 
 
 # ------------------------------------------------------------------------------------------------
 # Parser
 # ------------------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UserError(message)
+
+
+def _seed(text: str) -> int:
+    """``--seed``: an integer in [0, 2**64)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed: must be an integer in [0, 2**64); got {text!r}.") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"--seed: must be an integer in [0, 2**64); got {text}.")
+    return value
+
+
+def _finite(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}: must be a number; got {text!r}.") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{name}: must be a finite number; got {text}.")
+        return value
+    return parse
+
+
+def _positive_int(name: str, minimum: int = 0):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}: must be an integer; got {text!r}.") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name}: must be ≥ {minimum}; got {value}.")
+        return value
+    return parse
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -372,6 +356,9 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas:
                    help=f"column of the classifier's predictions (0/1). Default for COMPAS: {pred_default}")
     if group_help:
         d.add_argument("--group", metavar="COL", action="append", help=group_help)
+    d.add_argument("--threshold", metavar="T", type=_finite("--threshold"),
+                   help="the --pred column holds scores or probabilities: predict 1 (beneficial) where "
+                        "score >= T (compared in float64)")
     d.add_argument("--positive", metavar="VALUE", action="append",
                    help="value(s) counted as 1 (beneficial) in a label/prediction column that is not "
                         "already 0/1; every other value counts as 0. Repeat for several values.")
@@ -380,6 +367,11 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas:
                         "that the positive cell is beneficial, as OFI assumes")
     if weights:
         d.add_argument("--weight", metavar="COL", help="optional column of non-negative sample weights")
+    d.add_argument("--bins", metavar="N", type=_positive_int("--bins", 2),
+                   help="cut numeric group/attribute columns with more than --max-levels values into N "
+                        "quantile bins (edges shown in the report); without it such columns are refused")
+    d.add_argument("--max-levels", metavar="K", type=_positive_int("--max-levels", 2), default=20,
+                   help="most distinct values of an unbinned group/attribute column")
     d.add_argument("--dropna", action="store_true",
                    help="drop rows with a missing value in the columns used (otherwise they are an error)")
     return d
@@ -387,7 +379,7 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``ofijax`` command."""
-    parser = argparse.ArgumentParser(prog="ofijax", description=_DESCRIPTION, formatter_class=_Formatter)
+    parser = _Parser(prog="ofijax", description=_DESCRIPTION, formatter_class=_Formatter)
     from ofijax import __version__
 
     parser.add_argument("--version", action="version", version=f"ofijax {__version__}")
@@ -401,7 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Audit a binary classifier between groups. For every pair (i, j): OFI = B_i - B_j with\n"
             "B = (FP - FN)/n, its p-value under a named null, a bootstrap interval, DI and TE, and a\n"
             "verdict: 'algorithmic bias' (OFI significant; OFI > 0 = bias against j), 'systemic\n"
-            "disparity' (OFI not significant, DI fails the four-fifths rule) or 'no evidence'.\n\n"
+            "disparity' (OFI not significant, DI fails the four-fifths rule), 'too small to judge'\n"
+            "(a group under the minimum-evidence size: 5 people at alpha 0.05) or 'no evidence'.\n"
+            "report.md explains every column ('How to read this report').\n\n"
             "Without --data it audits the embedded COMPAS data as the OFI paper did."
         ),
     )
@@ -410,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     da.add_argument("--groups", metavar="VALUE", nargs="+",
                     help="compare only these groups (labels as printed, 'A & B' for intersections)")
     s = pa.add_argument_group("statistics")
-    s.add_argument("--alpha", type=float, default=0.05, help="significance level of the verdicts")
+    s.add_argument("--alpha", type=_finite("--alpha"), default=0.05, help="significance level of the verdicts")
     s.add_argument("--null", choices=("pooled", "uniform"), default="pooled",
                    help="null model of the OFI test: 'pooled' = both groups drawn from the pair's pooled "
                         "confusion matrix (multinomial, exact); 'uniform' = every confusion matrix of "
@@ -419,10 +413,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exact convolution of the null PMFs, or Monte Carlo draws")
     s.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm",
                    help="multiple-testing correction over the k(k-1)/2 pairs")
-    s.add_argument("--confidence", type=float, default=0.95, help="coverage of the bootstrap intervals")
+    s.add_argument("--confidence", type=_finite("--confidence"), default=0.95,
+                   help="coverage of the bootstrap intervals (per pair; the report adds intervals "
+                        "simultaneous over all pairs by Bonferroni)")
     s.add_argument("--bootstrap", type=int, default=2000, metavar="N",
                    help="bootstrap replicates of each pairwise OFI (0 = skip)")
-    s.add_argument("--seed", type=int, default=0, help="PRNG seed (bootstrap, Monte Carlo, scans)")
+    s.add_argument("--seed", type=_seed, default=0, help="PRNG seed (bootstrap, Monte Carlo, scans)")
     s.add_argument("--di-variant", choices=("paper", "pp_over_p"), default="paper",
                    help="DI as the paper's eq. 1 (P^/n ratio) or the authors' 2024 code (P^/P ratio)")
     s.add_argument("--scan", action="store_true",
@@ -436,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     o = pa.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", default="ofijax-report",
                    help="directory for report.json, report.md and the heatmap PNGs")
+    o.add_argument("--force", action="store_true", help="replace an existing --out folder")
     o.add_argument("--no-plots", action="store_true", help="do not write heatmap PNGs")
     o.add_argument("--quiet", action="store_true", help="print only the verdicts")
 
@@ -457,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "prediction = decile <= 5, i.e. not high risk at theta = 0.5, as that paper), "
                     "'violent' or 'general'",
     )
-    ps.add_argument("--attr", metavar="COL", nargs="+",
+    ps.add_argument("--attr", "--group", dest="attr", metavar="COL", nargs="+",
                     help="attribute columns to scan over (categorical). Default for COMPAS: the IJDI "
                          "paper's Sex, Race, Prior Offenses, Under 25, ChargeDegree (ijdi file) or "
                          "race, sex, age_cat, c_charge_degree (other files)")
@@ -465,14 +462,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="column of estimated P(label = 1 | x) (label as given, 1 = beneficial unless "
                          "--harmful-label) for IJDI-Scan; without it, --lam > 0 estimates it by the "
                          "in-sample logistic regression of the IJDI paper")
-    ps.add_argument("--lam", type=float, default=0.0,
+    ps.add_argument("--lam", type=_finite("--lam"), default=0.0,
                     help="IJDI's lambda: the FPR/TPR raise allowed per unit of raised true risk "
                          "(0 = FPR-/TPR-Scan)")
     ps.add_argument("--side", choices=("negative", "positive", "both"), default="both",
                     help="negative = rows with label 0 (FPR), positive = rows with label 1 (TPR)")
     ps.add_argument("--replicates", type=int, default=200, help="randomization replicates of the p-value")
-    ps.add_argument("--seed", type=int, default=0, help="PRNG seed")
+    ps.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
     ps.add_argument("--out", metavar="DIR", help="optional directory for scan.json")
+    ps.add_argument("--force", action="store_true", help="replace an existing --out folder")
 
     # simulate ---------------------------------------------------------------------------------
     pm = sub.add_parser(
@@ -494,8 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="reference confusion matrix (counts; probabilities for multinomial) of "
                          "--null multinomial / subsample")
     pm.add_argument("--samples", type=int, default=100_000, help="Monte Carlo draws")
-    pm.add_argument("--seed", type=int, default=0, help="PRNG seed")
-    pm.add_argument("--observed", type=float, metavar="OFI",
+    pm.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
+    pm.add_argument("--observed", type=_finite("--observed"), metavar="OFI",
                     help="an observed OFI: report its Monte Carlo and exact two-sided p-values")
 
     # table1 -----------------------------------------------------------------------------------
@@ -541,8 +539,31 @@ def _require(args, defaults: dict, names: tuple[str, ...]) -> None:
 _WHAT = {"label": "true labels", "pred": "predictions", "group": "the sensitive attribute"}
 
 
+#: Python argument names of the API → the CLI options the user typed (for error messages).
+_OPTION_OF = {
+    "y_true": "--label", "y_pred": "--pred", "sensitive_features": "--group", "sample_weight": "--weight",
+    "bins": "--bins", "max_levels": "--max-levels", "alpha": "--alpha", "confidence": "--confidence",
+    "num_samples": "--bootstrap", "scan_num_samples": "--replicates", "scan_features": "--attr",
+    "scan_probabilities": "--prob", "key": "--seed",
+}
+
+
+def _as_option(exc: Exception, mapping: dict | None = None) -> UserError:
+    """Re-word an API error so that it names the CLI option, not the Python argument."""
+    msg = str(exc).strip().replace("\n", " ")
+    mapping = _OPTION_OF if mapping is None else {**_OPTION_OF, **mapping}
+    head, sep, rest = msg.partition(":")
+    base = head.split("[")[0].strip()
+    if sep and base in mapping:
+        msg = mapping[base] + head[len(base):] + sep + rest
+    msg = msg.replace("raise max_levels", "raise --max-levels").replace("max_levels = ", "--max-levels ")
+    return UserError(msg)
+
+
 def _cmd_audit(args) -> int:
-    from ofijax.auditing._frame import _clean, audit
+    from ofijax import __version__
+    from ofijax.auditing import audit, render_report, to_jsonable, write_heatmaps
+    from ofijax.cli._output import check_out_dir
 
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
@@ -550,6 +571,9 @@ def _cmd_audit(args) -> int:
         raise UserError(f"--confidence: must lie strictly between 0 and 1; got {args.confidence}.")
     if args.bootstrap < 0 or args.bootstrap == 1:
         raise UserError(f"--bootstrap: must be 0 (skip) or at least 2; got {args.bootstrap}.")
+    if args.replicates < 0:
+        raise UserError(f"--replicates: must be ≥ 0; got {args.replicates}.")
+    check_out_dir(args.out, args.force)  # before any work: refuse early
     df, desc, defaults = _source(args)
     _require(args, defaults, ("label", "pred", "group"))
     attrs = None
@@ -560,20 +584,26 @@ def _cmd_audit(args) -> int:
     prep = prepare(
         df, label=args.label, pred=args.pred, groups=args.group, positive=args.positive,
         dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=attrs, source=desc,
+        threshold=args.threshold,
     )
     if prep["dropped"]:
         print(f"ofijax: note: dropped {prep['dropped']} row(s) with missing values (--dropna).", file=sys.stderr)
+    scan_features = None
+    if attrs:
+        scan_features = _binned(prep["frame"][list(attrs)], args, "--attr")
     t0 = time.perf_counter()
-    af = audit(
-        prep["y"], prep["yhat"], sensitive_features=prep["sf"], sample_weight=prep["w"],
-        beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
-        method=args.method, correction=args.correction, confidence=args.confidence,
-        num_bootstrap=args.bootstrap, key=args.seed, di_variant=args.di_variant,
-        scan=args.scan, scan_features=prep["frame"][attrs] if attrs else None,
-        num_replicates=args.replicates,
-    )
+    try:
+        af = audit(
+            args.seed, prep["y"], prep["yhat"], sensitive_features=prep["sf"], sample_weight=prep["w"],
+            beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
+            method=args.method, correction=args.correction, confidence=args.confidence,
+            num_samples=args.bootstrap, di_variant=args.di_variant, bins=args.bins,
+            max_levels=args.max_levels, scan=args.scan, scan_features=scan_features,
+            scan_num_samples=args.replicates,
+        )
+    except (ValueError, TypeError) as exc:
+        raise _as_option(exc) from None
     elapsed = time.perf_counter() - t0
-    from ofijax import __version__
 
     report = {
         "ofijax_version": __version__,
@@ -582,20 +612,29 @@ def _cmd_audit(args) -> int:
             "source": desc, "rows": int(len(prep["y"])), "rows_dropped": int(prep["dropped"]),
             "label": args.label, "pred": args.pred, "group": list(args.group),
             "positive": prep["positive_map"], "harmful_label": bool(args.harmful_label),
-            "weight": args.weight, "groups_selected": args.groups,
+            "weight": args.weight, "groups_selected": args.groups, "threshold": args.threshold,
         },
         "seed": args.seed,
         **af.to_dict(),
     }
-    os.makedirs(args.out, exist_ok=True)
-    written = []
-    with open(os.path.join(args.out, "report.json"), "w", encoding="utf-8") as fh:
-        json.dump(_clean(report), fh, indent=2, allow_nan=False)
-    written.append("report.json")
-    images, plot_note = ([], None) if args.no_plots else write_heatmaps(af, args.out)
-    written += images
-    write_markdown(af, report, os.path.join(args.out, "report.md"), images, plot_note)
-    written.append("report.md")
+    written = ["report.json"]
+    plot_note = None
+    with report_dir(args.out, args.force) as tmp:
+        with open(os.path.join(tmp, "report.json"), "w", encoding="utf-8") as fh:
+            json.dump(to_jsonable(report), fh, indent=2, allow_nan=False)
+        images: list[str] = []
+        if not args.no_plots:
+            try:
+                images, plot_note = write_heatmaps(af, tmp)
+            except (ValueError, RuntimeError) as exc:  # matplotlib failures: name the way out
+                raise UserError(f"--no-plots: drawing the heatmaps failed ({str(exc).splitlines()[0]}); "
+                                "pass --no-plots to write the report without them.") from None
+        written += images
+        md = render_report(af, "markdown", header=audit_header(report), images=images,
+                           notes=[plot_note] if plot_note else [])
+        with open(os.path.join(tmp, "report.md"), "w", encoding="utf-8") as fh:
+            fh.write(md)
+        written.append("report.md")
 
     if args.quiet:
         for r in af.pairs["reading"]:
@@ -611,27 +650,46 @@ def _cmd_audit(args) -> int:
     return 0
 
 
+def _binned(frame, args, option: str):
+    """The attribute columns, binned as --bins/--max-levels say (refused when continuous)."""
+    from ofijax.auditing import bin_features
+
+    try:
+        binned, _ = bin_features(frame, bins=args.bins, max_levels=args.max_levels)
+    except (ValueError, TypeError) as exc:
+        raise _as_option(exc, {"sensitive_features": option}) from None
+    return binned
+
+
 def _cmd_scan(args) -> int:
     if args.lam < 0:
         raise UserError(f"--lam: must be ≥ 0; got {args.lam}.")
     if args.replicates < 0:
         raise UserError(f"--replicates: must be ≥ 0; got {args.replicates}.")
+    if args.out:
+        from ofijax.cli._output import check_out_dir
+
+        check_out_dir(args.out, args.force)
     df, desc, defaults = _source(args)
     _require(args, defaults, ("label", "pred"))
     if args.attr is None:
         if "attr" not in defaults:
-            raise UserError("--attr: required with --data (the columns to scan over).")
+            raise UserError("--attr: required with --data (the columns to scan over; alias --group).")
         args.attr = defaults["attr"]
+    if args.prob:
+        _check_column(df, args.prob, "--prob", desc)
     extra = list(args.attr) + ([args.prob] if args.prob else [])
     prep = prepare(
         df, label=args.label, pred=args.pred, groups=[], positive=args.positive,
         dropna=args.dropna, weight=None, extra=extra, source=desc, min_groups=0,
+        threshold=args.threshold,
     )
     import jax
 
-    from ofijax.auditing._frame import _clean, _run_scans
+    from ofijax.auditing import run_scans, to_jsonable
 
     frame = prep["frame"]
+    attrs = _binned(frame[list(args.attr)], args, "--attr")
     beneficial = 0 if args.harmful_label else 1
     prob = None
     notes = []
@@ -640,25 +698,30 @@ def _cmd_scan(args) -> int:
     elif args.lam > 0:
         from ofijax.scan import estimate_true_probabilities
 
-        prob = estimate_true_probabilities(frame[list(args.attr)], prep["y"])
+        prob = estimate_true_probabilities(attrs, prep["y"])
         notes.append("P(label | attributes) estimated in sample by logistic regression on the --attr "
                      "columns (as the IJDI paper); pass --prob to use your own estimate.")
     print(f"ofijax scan of {desc}: {len(prep['y'])} rows, attributes {', '.join(args.attr)}; "
           f"{args.replicates} randomization replicates per scan", flush=True)
-    res = _run_scans(
-        jax.random.key(args.seed), prep["y"], prep["yhat"], frame[list(args.attr)], beneficial,
-        prob, args.lam, args.replicates, side=args.side, rate_scans=args.lam == 0 or prob is None,
-    )
+    try:
+        res = run_scans(
+            jax.random.key(args.seed), prep["y"], prep["yhat"], attrs, beneficial_label=beneficial,
+            probabilities=prob, lam=args.lam, num_samples=args.replicates, side=args.side,
+            rate_scans=args.lam == 0 or prob is None,
+        )
+    except (ValueError, TypeError) as exc:
+        raise _as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam",
+                               "num_samples": "--replicates", "scan_probabilities": "--prob"}) from None
     for name, r in res.items():
         print(f"{name}: {r['description']}")
     for n in notes:
         print(f"Note: {n}")
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "scan.json"), "w", encoding="utf-8") as fh:
-            json.dump(_clean({"data": desc, "attributes": list(args.attr), "lam": args.lam,
-                              "seed": args.seed, "results": res, "notes": notes}), fh, indent=2,
-                      allow_nan=False)
+        with report_dir(args.out, args.force) as tmp:
+            with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
+                json.dump(to_jsonable({"data": desc, "attributes": list(args.attr), "lam": args.lam,
+                                       "seed": args.seed, "results": res, "notes": notes}), fh, indent=2,
+                          allow_nan=False)
         print(f"Wrote scan.json to {args.out}/")
     return 0
 
@@ -702,19 +765,27 @@ _COMMANDS = {"audit": _cmd_audit, "scan": _cmd_scan, "simulate": _cmd_simulate, 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``ofijax`` command line; returns the exit status.
 
-    With no arguments it prints the OFI paper's Table 1 and a pointer to the commands.
+    With no arguments it prints the help. Every error in the user's input is one line on stderr
+    and exit status 2, with nothing written.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        from ofijax.cli._table1 import table1_report
-
-        print(table1_report())
-        print("\nCommands: ofijax audit | scan | simulate | table1   (ofijax --help for details)")
-        return 0
     parser = build_parser()
+    if not argv:
+        parser.print_help()
+        return 0
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+    except UserError as exc:
+        cmd = argv[0] if argv[0] in _COMMANDS else None
+        msg = str(exc).strip().replace("\n", " ")
+        if msg.startswith("argument "):  # argparse's "argument --x: --x: ..." → "--x: ..."
+            opt, _, rest = msg[len("argument "):].partition(": ")
+            first = opt.split("/")[0]
+            msg = rest if rest.startswith(first) else f"{first}: {rest}"
+        print(f"ofijax{' ' + cmd if cmd else ''}: error: {msg} (see ofijax {cmd + ' ' if cmd else ''}--help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help / --version
         return int(exc.code or 0)
     if args.command is None:
         parser.print_help()
@@ -722,11 +793,14 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = argv
     try:
         return _COMMANDS[args.command](args)
-    except (UserError, ValueError, FileNotFoundError) as exc:
+    except (UserError, ValueError, TypeError, FileNotFoundError) as exc:
         msg = str(exc).strip().replace("\n", " ")
         print(f"ofijax {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as exc:
+        print(f"ofijax {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
         print(f"ofijax {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive

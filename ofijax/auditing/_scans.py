@@ -1,0 +1,149 @@
+r"""The scans of an audit: the most disadvantaged subgroups by FPR-/TPR-/IJDI-Scan, in words.
+
+The scans run in the *harm orientation* (label and prediction 1 = the harmful outcome), as the
+IJDI paper runs COMPAS, so the subgroups found are the disadvantaged ones:
+
+* ``fpr_scan`` (side "negative"): among people whose true outcome is beneficial, the subgroup
+  most significantly predicted harmful (wrongly denied the benefit: the FN of OFI's B);
+* ``tpr_scan`` (side "positive"): among people whose true outcome is harmful, the subgroup most
+  significantly predicted harmful (fewest unjust benefits: the FP of OFI's B);
+* ``ijdi_scan_<side>``: the same with the disparity allowed by λ × the raised true risk.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import jax
+import numpy as np
+import pandas as pd
+
+from ofijax import _validation as v
+from ofijax._progress import track
+from ofijax.auditing._report import format_p
+
+__all__ = ["run_scans"]
+
+_SCANS = {
+    "fpr_scan": ("negative", "the beneficial true outcome", "wrongly denied the benefit (predicted harmful)"),
+    "tpr_scan": ("positive", "the harmful true outcome", "predicted harmful (given the fewest unjust benefits)"),
+}
+
+
+def _py(x: Any) -> Any:
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _frame(features: Any) -> pd.DataFrame:
+    if isinstance(features, pd.DataFrame):
+        return features
+    if isinstance(features, pd.Series):
+        return features.to_frame(name=features.name if features.name is not None else "group")
+    if isinstance(features, dict):
+        return pd.DataFrame(features)
+    arr = np.asarray(features)
+    return pd.DataFrame({"group": arr}) if arr.ndim == 1 else pd.DataFrame(arr)
+
+
+def _draws_kw(fn: Any, n: int) -> dict:
+    params = inspect.signature(fn).parameters
+    return {"num_samples": n} if "num_samples" in params else {"num_replicates": n}
+
+
+def run_scans(
+    key: Any,
+    y_true: Any,
+    y_pred: Any,
+    features: Any,
+    *,
+    beneficial_label: int = 1,
+    probabilities: Any = None,
+    lam: float = 0.0,
+    num_samples: int = 100,
+    side: str = "both",
+    rate_scans: bool = True,
+) -> dict:
+    """Worst subgroups by FPR-/TPR-Scan (and IJDI-Scan with ``probabilities``), described in words.
+
+    Args:
+        key: PRNG key or int seed (restarts and randomization replicates).
+        y_true, y_pred: ``(n,)`` 0/1 labels and predictions, 1 = beneficial unless
+            ``beneficial_label=0``.
+        features: the attribute columns to scan over (DataFrame, Series, dict or array).
+        beneficial_label: 1, or 0 when 1 is the harmful outcome.
+        probabilities: ``(n,)`` estimated P(label = beneficial | x) for IJDI-Scan (optional).
+        lam: IJDI's λ.
+        num_samples: randomization replicates of each p-value (0: no test).
+        side: ``"negative"``, ``"positive"`` or ``"both"``.
+        rate_scans: run FPR-/TPR-Scan (False: only IJDI-Scan).
+
+    Returns:
+        ``{scan name: dict}`` with ``side``, ``subgroup`` ({column: values}), ``size`` (people in
+        the subgroup), ``scanned_size`` (of them, with the scanned true outcome), ``rate`` and
+        ``rate_rest`` (share predicted harmful among the scanned class inside and outside the
+        subgroup), ``score``, ``q``, ``p_value``, ``num_samples``, ``converged``, ``description``.
+    """
+    try:
+        from ofijax import scan as scan_mod
+    except ImportError as exc:
+        raise ImportError(
+            "scan=True needs ofijax.scan (FPR-/TPR-/IJDI-Scan), which is not part of this build."
+        ) from exc
+    missing = [f for f in ("fpr_scan", "tpr_scan", "ijdi_scan") if not hasattr(scan_mod, f)]
+    if missing:
+        raise ImportError(f"scan=True needs ofijax.scan.{missing[0]}, which is not part of this build.")
+    key = v.as_key(key)
+    v.check_choice(side, "side", ("negative", "positive", "both"))
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples < 0:
+        raise ValueError(f"num_samples: must be an integer ≥ 0; got {num_samples!r}.")
+    n_rep = int(num_samples)
+    yt = v.check_binary(y_true, "y_true").astype(np.int64)
+    yp = v.check_binary(y_pred, "y_pred").astype(np.int64)
+    if int(beneficial_label) == 1:
+        y_harm, yhat_harm = 1 - yt, 1 - yp
+    else:
+        y_harm, yhat_harm = yt, yp
+    data = _frame(features)
+    runs = [(name, sd) for name, (sd, _, _) in _SCANS.items() if rate_scans and side in (sd, "both")]
+    p_harm = None
+    if probabilities is not None:
+        p = v.check_probabilities(probabilities, "scan_probabilities")
+        p_harm = 1.0 - p if int(beneficial_label) == 1 else p
+        runs += [(f"ijdi_scan_{sd}", sd) for sd in ("negative", "positive") if side in (sd, "both")]
+    keys = jax.random.split(key, max(len(runs), 1))
+    out = {}
+    for (name, sd), k in zip(track(runs, "scans", unit="scans"), keys):
+        if name.startswith("ijdi"):
+            fn = scan_mod.ijdi_scan
+            r = fn(data, y_harm, yhat_harm, p_harm, lam=lam, side=sd, key=k, **_draws_kw(fn, n_rep))
+        else:
+            fn = getattr(scan_mod, name)
+            r = fn(data, y_harm, yhat_harm, key=k, **_draws_kw(fn, n_rep))
+        scanned = y_harm == (0 if sd == "negative" else 1)
+        klass, what = _SCANS["fpr_scan" if sd == "negative" else "tpr_scan"][1:]
+        sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
+        inside = np.ones(len(data), dtype=bool)
+        for c, vals in r.subset.items():
+            inside &= data[c].isin(list(vals)).to_numpy()
+        in_cls, out_cls = inside & scanned, ~inside & scanned
+        rate = float(yhat_harm[in_cls].mean()) if in_cls.any() else math.nan
+        rest = float(yhat_harm[out_cls].mean()) if out_cls.any() else math.nan
+        sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, vals))}}}" for c, vals in sub.items()) or "everyone"
+        p_txt = ("no randomization test" if math.isnan(r.p_value)
+                 else f"p = {format_p(r.p_value)} ({n_rep} randomization replicates)")
+        lam_txt = f" (IJDI-Scan, lambda = {lam:g}: beyond what the raised true risk justifies)" if name.startswith("ijdi") else ""
+        if r.score > 0:
+            desc = (f"{sub_txt}: {int(inside.sum()):,} people, {int(in_cls.sum()):,} of them with {klass}; "
+                    f"among those, {100 * rate:.1f}% were {what}, vs {100 * rest:.1f}% of the other "
+                    f"people with {klass}{lam_txt}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}")
+        else:
+            desc = f"no subgroup detected among people with {klass}{lam_txt}"
+        out[name] = {
+            "side": sd, "subgroup": sub, "size": int(inside.sum()), "scanned_size": int(in_cls.sum()),
+            "rate": rate, "rate_rest": rest, "score": float(r.score), "q": float(r.q),
+            "p_value": float(r.p_value), "num_samples": n_rep, "converged": bool(r.converged),
+            "description": desc,
+        }
+    return out

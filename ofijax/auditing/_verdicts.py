@@ -1,0 +1,171 @@
+r"""Verdicts of an audit in plain words: the minimum-evidence rule, multiplicity, the reading.
+
+The OFI paper's reading (§2.3, §4), with one rule added for small groups:
+
+* **too small to judge**: a group of the pair has fewer than :func:`min_group_size` people;
+* **algorithmic bias**: OFI(i, j) = B_i − B_j significantly ≠ 0 (adjusted p < α); the group
+  with the lower B receives less unjustified benefit: the model is biased against it;
+* **systemic disparity**: OFI not significant but the selection rates fail the four-fifths rule:
+  the gap comes from the groups' different base rates, outside the model;
+* **no evidence**: neither.
+
+**The minimum-evidence rule.** Under the uniform null each of the C(n + 3, 3) confusion matrices
+of a group of n people is equally likely, and only two of them (every person wrongly given, or
+wrongly denied, the benefit) reach the most extreme B = ±1. So no outcome of a group of n people
+can be significant at level α on its own unless 2 / C(n + 3, 3) < α. The smallest such n is the
+smallest group we judge (5 at α = 0.05, 9 at α = 0.01); a pair with a smaller group is reported
+as "too small to judge": its numbers are shown, no verdict is given.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ofijax.auditing import _significance as sig
+
+__all__ = ["VERDICTS", "adjust_pvalues", "min_group_size", "pair_verdict", "severity_order"]
+
+#: The verdicts, most severe first.
+VERDICTS = ("algorithmic bias", "systemic disparity", "too small to judge", "no evidence")
+
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no multiplicity correction"}
+
+
+def min_group_size(alpha: float) -> int:
+    """Smallest n whose own outcome could be significant: 2 / C(n + 3, 3) < ``alpha``.
+
+    >>> from ofijax.auditing import min_group_size
+    >>> min_group_size(0.05), min_group_size(0.01), min_group_size(0.5)
+    (5, 9, 2)
+    """
+    a = float(alpha)
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"alpha: must lie strictly between 0 and 1; got {alpha!r}.")
+    n = 1
+    while 2.0 / math.comb(n + 3, 3) >= a:
+        n += 1
+    return n
+
+
+def adjust_pvalues(p_values: Any, correction: str) -> np.ndarray:
+    """Adjust a family of p-values: ``"holm"`` (step-down, default of :func:`ofijax.audit`),
+    ``"bonferroni"`` (min(m p, 1)) or ``"none"``; NaN stays NaN.
+
+    >>> from ofijax.auditing import adjust_pvalues
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "bonferroni").round(2).tolist()
+    [0.03, 0.12, 0.09]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(2).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=np.float64).reshape(-1)
+    if correction == "holm":
+        return np.asarray(sig.holm(p), dtype=np.float64)
+    if correction == "bonferroni":
+        return np.minimum(p * p.size, 1.0)
+    if correction == "none":
+        return p.copy()
+    raise ValueError(f"correction: must be one of 'holm', 'bonferroni', 'none'; got {correction!r}.")
+
+
+def severity_order(verdicts: Any, p_adjusted: Any, ofi: Any, di: Any) -> np.ndarray:
+    """Indices that sort findings most severe first: verdict rank, then the smaller adjusted p
+    (algorithmic bias; ties: larger |OFI|) or the larger |log DI| (systemic disparity)."""
+    rank = {v: r for r, v in enumerate(VERDICTS)}
+    r = np.asarray([rank.get(v, len(VERDICTS)) for v in verdicts])
+    p = np.nan_to_num(np.asarray(p_adjusted, dtype=np.float64), nan=1.0)
+    o = np.abs(np.nan_to_num(np.asarray(ofi, dtype=np.float64)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.abs(np.nan_to_num(np.log(np.asarray(di, dtype=np.float64)), nan=0.0, posinf=50, neginf=50))
+    v_ = np.asarray(list(verdicts), dtype=object)
+    first = np.where(v_ == "systemic disparity", -d, p)  # bias: smallest p; disparity: largest gap
+    return np.lexsort((-d, -o, first, r))
+
+
+def _f(x: float, digits: int = 3, sign: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "undefined"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+
+
+def pair_verdict(
+    gi: str,
+    gj: str,
+    *,
+    n_i: float,
+    n_j: float,
+    b_i: float,
+    b_j: float,
+    mb_i: float,
+    mb_j: float,
+    ofi: float,
+    di_ij: float,
+    di_ji: float,
+    four_fifths: float,
+    significant: bool,
+    evidence: str,
+    min_size: int,
+) -> dict:
+    """The verdict of one pair and its reading in plain words.
+
+    Args:
+        gi, gj: the group labels.
+        n_i, n_j: group sizes.
+        b_i, b_j: selection rates (share given the beneficial prediction).
+        mb_i, mb_j: the groups' B = (FP − FN)/n.
+        ofi: B_i − B_j.
+        di_ij, di_ji: DI of i relative to j and of j relative to i.
+        four_fifths: the four-fifths reading of ``di_ij`` (1: i selected more, −1: less, 0: pass,
+            NaN: undefined).
+        significant: whether the test (or, without p-values, the interval) finds OFI ≠ 0.
+        evidence: the numbers behind it, e.g. ``"p = 0.003, Holm-adjusted; exact test, pooled null"``.
+        min_size: the minimum-evidence group size.
+
+    Returns:
+        dict with ``verdict``, ``favoured``, ``disadvantaged`` (None when there is none) and
+        ``reading`` (one paragraph).
+    """
+    small = [(g, n) for g, n in ((gi, n_i), (gj, n_j)) if n < min_size]
+    ff_fails = not math.isnan(four_fifths) and four_fifths != 0
+    if ff_fails:
+        lo, hi, blo, bhi, dlo = (gj, gi, b_j, b_i, di_ji) if four_fifths > 0 else (gi, gj, b_i, b_j, di_ij)
+        di_text = (f"{lo} is selected at {dlo:.2f}× the rate of {hi} (selection rates {blo:.3f} vs "
+                   f"{bhi:.3f}), which fails the four-fifths rule")
+    elif math.isnan(di_ij):
+        lo = hi = None
+        di_text = "DI is undefined (no one in a group is selected), so the four-fifths rule cannot be read"
+    else:
+        lo = hi = None
+        di_text = (f"selection rates {b_i:.3f} ({gi}) vs {b_j:.3f} ({gj}): DI = {di_ij:.2f} passes the "
+                   "four-fifths rule")
+    if small:
+        who = " and ".join(f"{g} has only {int(n) if float(n).is_integer() else n} people" for g, n in small)
+        text = (f"{gi} vs {gj}: too small to judge — {who} (fewer than {min_size}, the smallest group "
+                f"whose outcome could be significant at this alpha). For information only: "
+                f"B_{gi} − B_{gj} = {_f(ofi, sign=True)} ({evidence}); {di_text}.")
+        return {"verdict": "too small to judge", "favoured": None, "disadvantaged": None, "reading": text}
+    if significant:
+        fav, dis = (gi, gj) if ofi > 0 else (gj, gi)
+        mb_f, mb_d = (mb_i, mb_j) if ofi > 0 else (mb_j, mb_i)
+        text = (f"{dis} receives less unjustified benefit than {fav}: B_{dis} − B_{fav} = "
+                f"{_f(mb_d - mb_f, sign=True)} (B = {_f(mb_d, sign=True)} vs {_f(mb_f, sign=True)}; "
+                f"{evidence}). Algorithmic bias against {dis}: the model's errors favour {fav}.")
+        if ff_fails:
+            if lo == dis:
+                text += f" The selection rates point the same way: {di_text} as well."
+            else:
+                text += (f" Note: {di_text} as well, in the other direction — a disparity against {lo} "
+                         "that OFI attributes to the groups' different base rates, not to the model.")
+        else:
+            text += f" {di_text[0].upper() + di_text[1:]}."
+        return {"verdict": "algorithmic bias", "favoured": fav, "disadvantaged": dis, "reading": text}
+    if ff_fails:
+        text = (f"{gi} vs {gj}: systemic disparity against {lo} — {di_text}, but the model's errors do "
+                f"not explain it: B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not significant ({evidence}). "
+                "The gap comes from the groups' different base rates, outside the model.")
+        return {"verdict": "systemic disparity", "favoured": hi, "disadvantaged": lo, "reading": text}
+    text = (f"{gi} vs {gj}: no evidence of bias — B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not "
+            f"significant ({evidence}); {di_text}.")
+    return {"verdict": "no evidence", "favoured": None, "disadvantaged": None, "reading": text}
