@@ -13,12 +13,13 @@ import pytest
 from jax.test_util import check_grads
 
 from ofijax import diff
-from ofijax.cm._build import group_confusion_matrices
+from ofijax.cm import group_confusion_matrices
 from ofijax.diff import (
     Batch,
     di_penalty,
     ema_confusion_matrices,
     equalized_odds_penalty,
+    evaluate,
     init_penalty_state,
     logistic_model,
     make_train_step,
@@ -29,7 +30,7 @@ from ofijax.diff import (
     soft_confusion_matrices,
     tradeoff_sweep,
 )
-from ofijax.metrics._core import marginal_benefit, ofi, pairwise
+from ofijax.metrics import marginal_benefit, ofi, pairwise
 
 # ---------------------------------------------------------------------------------------------
 # shared tiny data and one compiled sweep (compile once for the whole module)
@@ -594,3 +595,13 @@ def test_model_init_and_sweep_take_an_int_seed():
     assert np.array_equal(np.asarray(a), np.asarray(b))
     with pytest.raises(TypeError, match="^key"):
         model.init(1.5)
+
+
+def test_evaluate_and_sweep_name_a_wrong_feature_count():
+    model = logistic_model(2)
+    params = model.init(0)
+    data = Batch(np.ones((4, 3)), np.array([1, 0, 1, 0]), np.eye(2)[[0, 1, 0, 1]])
+    with pytest.raises(ValueError, match="^data.x: the model cannot take features"):
+        evaluate(model.apply, params, data)
+    with pytest.raises(ValueError, match="^data.x: the model cannot take features"):
+        tradeoff_sweep(0, model.init, model.apply, data, [0.0], num_steps=1)

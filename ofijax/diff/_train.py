@@ -432,8 +432,10 @@ def make_train_step(
     return step
 
 
-def _check_model_input(apply_fn: Callable, params: Any, x: Any, seen: set) -> None:
-    """Raise ``ValueError`` naming ``batch.x`` when ``apply_fn`` cannot take ``x`` (by shape)."""
+def _check_model_input(
+    apply_fn: Callable, params: Any, x: Any, seen: set, name: str = "batch.x"
+) -> None:
+    """Raise ``ValueError`` naming ``name`` when ``apply_fn`` cannot take ``x`` (by shape)."""
     leaves, tree = jax.tree_util.tree_flatten(params)
     sig = (np.shape(x), str(np.asarray(x).dtype) if not hasattr(x, "dtype") else str(x.dtype),
            tree, tuple((np.shape(leaf), str(getattr(leaf, "dtype", ""))) for leaf in leaves))
@@ -443,7 +445,7 @@ def _check_model_input(apply_fn: Callable, params: Any, x: Any, seen: set) -> No
         jax.eval_shape(apply_fn, params, x)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            f"batch.x: the model cannot take features of shape {np.shape(x)} (does the number "
+            f"{name}: the model cannot take features of shape {np.shape(x)} (does the number "
             f"of features match the model's?): {str(exc).splitlines()[0]}"
         ) from None
     seen.add(sig)
@@ -537,7 +539,9 @@ def evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
         >>> ev.cms.tolist(), ev.max_abs_ofi.item()
         ([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], 1.5)
     """
-    return _evaluate_jit(apply_fn, params, _check_batch(data, "data"))
+    data = _check_batch(data, "data")
+    _check_model_input(apply_fn, params, data.x, set(), "data.x")
+    return _evaluate_jit(apply_fn, params, data)
 
 
 _evaluate_jit = jax.jit(_evaluate, static_argnums=0)
@@ -723,8 +727,13 @@ def tradeoff_sweep(
         )
     if callable(init_params):
         init_fn, params0 = init_params, None
+        shapes = jax.eval_shape(init_fn, key)
     else:
         init_fn, params0 = None, init_params
+        shapes = params0
+    _check_model_input(apply_fn, shapes, data.x, set(), "data.x")
+    if eval_data is not data:
+        _check_model_input(apply_fn, shapes, eval_data.x, set(), "eval_data.x")
     return _sweep(
         key,
         params0,
