@@ -371,6 +371,11 @@ def marginal_benefit_pmf(n: int, probs: Any = None) -> PMF:
         ([-2, -1, 0, 1, 2], (1, 2, 4, 2, 1), 10)
     """
     n = _check_n(n)
+    if n > _P.EXACT_MAX_N:
+        raise ValueError(
+            f"n: the PMF of B has 2n + 1 = {2 * n + 1:,} support points; n up to {_P.EXACT_MAX_N:,} "
+            "is supported (use marginal_benefit_moments or Monte Carlo for larger groups)."
+        )
     num = np.arange(-n, n + 1, dtype=np.int64)
     if probs is None:
         counts = _C.diff_counts(n)
@@ -398,16 +403,8 @@ def marginal_benefit_moments(n: int, probs: Any = None) -> Moments:
         Fraction(1, 8)
     """
     n = _check_n(n)
-    if probs is None:
-        total = _C.num_cms(n)
-        s1 = 0
-        s2 = 0
-        for d in range(-n, n + 1):
-            c = _C.diff_count(d, n)
-            s1 += d * c
-            s2 += d * d * c
-        mean = Fraction(s1, n * total)
-        return Moments(mean, Fraction(s2, n * n * total) - mean * mean)
+    if probs is None:  # Theorem D.2 (checked against the exact counts in the tests)
+        return Moments(Fraction(0), Fraction(n + 4, 10 * n))
     _check_probs(probs)  # validates
     raw = list(probs)
     pfp, pfn = _C.fraction_or_float(raw[2]), _C.fraction_or_float(raw[1])
