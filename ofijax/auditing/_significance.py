@@ -39,17 +39,6 @@ from ofijax import distributions as _dist
 from ofijax.cm import FN, FP
 from ofijax.metrics import ofi, pairwise
 
-__all__ = [
-    "NULLS",
-    "OFITest",
-    "OFIBootstrap",
-    "ofi_test",
-    "pairwise_ofi_test",
-    "ofi_bootstrap",
-    "diff_pmf",
-    "holm",
-]
-
 #: The null models understood by :func:`ofi_test`.
 NULLS = ("uniform", "pooled")
 _METHODS = ("exact", "saddlepoint", "monte_carlo")

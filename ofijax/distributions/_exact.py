@@ -48,39 +48,7 @@ from . import _combinatorics as _C
 from . import _montecarlo as _MC
 from . import _pvalue as _P
 from . import _sampling as _S
-from ._montecarlo import Summary, merge_summaries
-
-__all__ = [
-    "PMF",
-    "Moments",
-    "Summary",
-    "Threshold",
-    "num_confusion_matrices",
-    "cell_value_count",
-    "marginal_benefit_count",
-    "enumerate_confusion_matrices",
-    "rank_confusion_matrix",
-    "unrank_confusion_matrix",
-    "marginal_benefit_pmf",
-    "marginal_benefit_moments",
-    "ofi_pmf",
-    "ofi_moments",
-    "reduce_all",
-    "sample_uniform",
-    "sample_multinomial",
-    "sample_dirichlet_multinomial",
-    "subsample",
-    "uniform_sampler",
-    "multinomial_sampler",
-    "dirichlet_multinomial_sampler",
-    "subsample_sampler",
-    "pair_sampler",
-    "pair_statistic",
-    "monte_carlo",
-    "merge_summaries",
-    "ofi_threshold",
-    "PAPER_THRESHOLD",
-]
+from ._montecarlo import Summary
 
 #: The OFI paper's fixed flag threshold (≈ σ of B for ONE group under the uniform null).
 PAPER_THRESHOLD = 0.3
@@ -190,21 +158,13 @@ def _check_cm(cm: Any, name: str = "cm") -> tuple[int, ...]:
 
 
 def _null_probs(null: Any) -> tuple[float, ...] | None:
-    """None for the uniform null, else p = cm / Σ cm from a reference CM (or probabilities)."""
-    if isinstance(null, str):
-        _v.check_choice(null, "null", ("uniform",))
+    """None for the uniform null, else p = cm / Σ cm from ONE reference CM (or probabilities)."""
+    p = _P.null_probs(null, "null")
+    if p is None:
         return None
-    arr = _check_four(null, "null")
-    if arr.dtype.kind not in "biuf":
-        raise ValueError("null: must be 'uniform' or a reference CM of 4 non-negative counts.")
-    arr = arr.astype(np.float64)
-    _v.check_finite(arr, "null")
-    if np.any(arr < 0) or arr.sum() <= 0:
-        raise ValueError(
-            "null: a reference CM must hold 4 non-negative counts (TP, FN, FP, TN) with a "
-            f"positive total; got {arr.tolist()}."
-        )
-    return tuple(float(v) for v in arr / arr.sum())
+    if p.shape != (4,):
+        raise ValueError(f"null: must be one reference CM of 4 counts here; got shape {p.shape[:-1] + (4,)}.")
+    return tuple(float(v) for v in p)
 
 
 # ------------------------------------------------------------------------------ exact results
