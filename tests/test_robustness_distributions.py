@@ -218,3 +218,12 @@ def test_bad_quantiles(mode, q):
 )
 def test_bad_inputs_name_the_argument(mode, call, name):
     _raises_naming(call, name)
+
+
+@pytest.mark.parametrize("observed", ["5", "inf", "nan", "-2.5"])
+def test_cli_simulate_refuses_an_impossible_observed_ofi(observed, capsys):
+    from ofijax.cli import main
+
+    assert main(["simulate", "--n", "6", "18", "--samples", "100", "--observed", observed]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--observed" in err[0]
