@@ -458,7 +458,7 @@ def audit(
         raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
     if not 0.0 < a < 1.0:
         raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
-    conf = sig._check_confidence(confidence)
+    conf = sig.check_confidence(confidence)
     nboot = _check_count(num_samples, "num_samples")
     if nboot == 1:
         raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
@@ -495,9 +495,10 @@ def audit(
     integer = bool(np.all(cms == np.round(cms)))
     notes: list[str] = []
 
-    per_group, overall, ofi_m, di_m, te_m, ff = jax.tree_util.tree_map(
-        lambda x: np.asarray(x, np.float64), _tables(jnp.asarray(cms_j), di_variant=di_variant)
-    )
+    with jax.enable_x64(True):  # exact counts and float64 metrics whatever the global mode
+        per_group, overall, ofi_m, di_m, te_m, ff = jax.tree_util.tree_map(
+            lambda x: np.asarray(x, np.float64), _tables(jnp.asarray(cms_j), di_variant=di_variant)
+        )
     index = (
         pd.MultiIndex.from_tuples(list(groups), names=list(names)) if ncols > 1
         else pd.Index(list(groups), name=names[0])
@@ -595,12 +596,12 @@ def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample
         nan = np.full((k, k), np.nan)
         return nan, nan.copy(), nan.copy(), nan.copy()
     if sample_weight is None:
-        samples = sig._bootstrap_ofi(key, cms, num_samples=nboot)
+        samples = sig.bootstrap_ofi(key, cms, num_samples=nboot)
     else:
         samples = _weighted_bootstrap(key, y_true, y_pred, features, sample_weight,
                                       beneficial_label, nboot, k)
-    lo, hi = sig._percentiles(samples, conf)
-    slo, shi = sig._percentiles(samples, conf_sim)
+    lo, hi = sig.percentiles(samples, conf)
+    slo, shi = sig.percentiles(samples, conf_sim)
     return lo, hi, slo, shi
 
 
@@ -667,7 +668,7 @@ def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, 
     order = np.argsort(codes, kind="stable").astype(np.int32)
     sizes = np.bincount(codes, minlength=k).astype(np.int32)
     starts = (np.cumsum(sizes) - sizes).astype(np.int32)
-    return sig._bootstrap_rows(
+    return sig.bootstrap_rows(
         key, jnp.asarray(cell, jnp.int32), jnp.asarray(codes), jnp.asarray(order), jnp.asarray(starts),
         jnp.asarray(sizes), jnp.asarray(w), num_samples=nboot, num_groups=k,
     )

@@ -368,13 +368,6 @@ def check_confidence(confidence: Any) -> float:
     return c
 
 
-# Old private names, kept until auditing/_frame.py uses the public ones.
-_bootstrap_ofi = bootstrap_ofi
-_bootstrap_rows = bootstrap_rows
-_percentiles = percentiles
-_check_confidence = check_confidence
-
-
 def ofi_bootstrap(
     key: Any, cms: Any, *, num_samples: int = 2000, confidence: float = 0.95
 ) -> OFIBootstrap:
