@@ -314,3 +314,77 @@ def test_plot_frontier_draws_both_panels(tmp_path):
     assert len(fig.axes) == 2
     fig.savefig(tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+# ------------------------------------------------------------------------------------------------
+# CLI: ofijax audit --pred COL [COL ...] and --score COL --thresholds START:STOP:STEP
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_csv(tmp_path):
+    y, preds, g = _random_problem(0, n=240, c=2, k=3)
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"y": y, "g": g, "p1": preds[0], "p2": preds[1],
+                       "s": np.round(rng.random(len(y)) * 0.5 + 0.5 * y, 3)})
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_cli_several_pred_columns(cli_csv, tmp_path, capsys):
+    from ofijax.cli import main
+
+    path, df = cli_csv
+    out = tmp_path / "rep"
+    rc = main(["audit", "--data", str(path), "--label", "y", "--group", "g", "--pred", "p1", "p2",
+               "--out", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "2 candidates x 3 pairs" in text and "selection" in text
+    for f in ("candidates.csv", "pairs.csv", "by_group.csv", "batch.json", "report.md", "frontier.png"):
+        assert (out / f).exists(), f
+    ba = audit_batch(df["y"], df[["p1", "p2"]], sensitive_features=df["g"])
+    pairs = pd.read_csv(out / "pairs.csv")
+    np.testing.assert_allclose(pairs["p_value"], ba.pairs["p_value"], rtol=1e-12)
+    assert list(pairs["verdict"]) == list(ba.pairs["verdict"])
+    assert "Selection caveat" in (out / "report.md").read_text()
+
+
+def test_cli_score_threshold_grid(cli_csv, tmp_path, capsys):
+    from ofijax.cli import main
+
+    path, df = cli_csv
+    out = tmp_path / "rep"
+    rc = main(["audit", "--data", str(path), "--label", "y", "--group", "g", "--score", "s",
+               "--thresholds", "0.2:0.8:0.2", "--out", str(out), "--no-plots", "--across", "bh"])
+    assert rc == 0
+    cands = pd.read_csv(out / "candidates.csv")
+    assert sorted(cands["threshold"]) == [0.2, 0.4, 0.6, 0.8]
+    ba = audit_batch(df["y"], scores=df["s"], thresholds=[0.2, 0.4, 0.6, 0.8], sensitive_features=df["g"],
+                     across="bh")
+    np.testing.assert_array_equal(cands.set_index("threshold").loc[[0.2, 0.4, 0.6, 0.8], "n_significant_across"],
+                                  ba.candidates["n_significant_across"])
+    assert not (out / "frontier.png").exists()
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--pred", "p1", "--thresholds", "0:1:0.1"], "--thresholds: only used with --score"),
+    (["--pred", "p1", "p2", "--score", "s", "--thresholds", "0:1:0.1"], "--pred: pass either"),
+    (["--score", "s", "--thresholds", "1:0:0.1"], "--thresholds: needs finite"),
+    (["--score", "s", "--thresholds", "a:b"], "--thresholds: expected"),
+    (["--score", "s"], "--thresholds: --score needs"),
+    (["--score", "g", "--thresholds", "0:1:0.5"], "--score: column"),
+    (["--pred", "p1", "p1"], "--pred: column 'p1' is given twice"),
+    (["--pred", "p1", "p2", "--method", "monte_carlo"], "--method"),
+])
+def test_cli_batch_errors_one_line_exit_2(cli_csv, tmp_path, capsys, extra, match):
+    from ofijax.cli import main
+
+    path, _ = cli_csv
+    out = tmp_path / "rep"
+    rc = main(["audit", "--data", str(path), "--label", "y", "--group", "g", *extra, "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert len(err.splitlines()) == 1 and match in err, err
+    assert not out.exists()

@@ -19,7 +19,9 @@ import tempfile
 import time
 from typing import Any
 
-from ofijax.cli._main import UserError, _md_table, _require, _source, _to_binary, prepare
+
+class UserError(ValueError):
+    """An error in the user's input (the command prints one line and exits 2)."""
 
 __all__ = ["add_batch_options", "dispatch_batch", "cmd_audit_batch", "parse_thresholds"]
 
@@ -48,12 +50,17 @@ def add_batch_options(pa) -> None:
                    help="utility axis of the fairness-accuracy frontier")
 
 
-def dispatch_batch(args) -> int | None:
+def dispatch_batch(args, *, source, prepare) -> int | None:
     """Run a batch audit when several ``--pred`` columns or ``--score`` were given; else normalise
-    ``args.pred`` to one column and return ``None`` (the one-model audit goes on)."""
+    ``args.pred`` to one column and return ``None`` (the one-model audit goes on).
+
+    ``source(args)`` → (DataFrame, description, COMPAS defaults) and ``prepare`` (column checks,
+    :func:`ofijax.cli.prepare`) are the audit command's own, passed in so that both commands read
+    data the same way (and this module does not import the command module back).
+    """
     preds = args.pred
     if getattr(args, "score", None) is not None or (isinstance(preds, list) and len(preds) > 1):
-        return cmd_audit_batch(args)
+        return cmd_audit_batch(args, source=source, prepare=prepare)
     if getattr(args, "thresholds", None) is not None:
         raise UserError("--thresholds: only used with --score COL.")
     if isinstance(preds, list):
@@ -98,8 +105,23 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def cmd_audit_batch(args) -> int:
-    """The batch branch of ``ofijax audit``."""
+def _require(args, defaults: dict, names: tuple[str, ...]) -> None:
+    for name in names:
+        if getattr(args, name) is None:
+            if name not in defaults:
+                raise UserError(f"--{name}: required with --data.")
+            setattr(args, name, defaults[name])
+
+
+def _md_table(df) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def cmd_audit_batch(args, *, source, prepare) -> int:
+    """The batch branch of ``ofijax audit`` (``source``, ``prepare``: see :func:`dispatch_batch`)."""
     import numpy as np
     import pandas as pd
 
@@ -109,7 +131,7 @@ def cmd_audit_batch(args) -> int:
         raise UserError("--method: batch audits (several --pred columns or --score) use exact p-values only.")
     if args.scan or args.attr:
         raise UserError("--scan: not available in a batch audit; scan the chosen candidate with `ofijax scan`.")
-    df, desc, defaults = _source(args)
+    df, desc, defaults = source(args)
     if args.score is not None:
         if args.pred is not None:
             raise UserError("--pred: pass either prediction columns (--pred) or --score with --thresholds, not both.")
@@ -141,10 +163,13 @@ def cmd_audit_batch(args) -> int:
             dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=cols[1:], source=desc,
         )
         preds = {cols[0]: prep["yhat"]}
-        for c in cols[1:]:
-            preds[c], mapped = _to_binary(prep["frame"][c], "--pred", args.positive)
-            if mapped:
-                prep["positive_map"][c] = mapped
+        for c in cols[1:]:  # the same checks and 0/1 mapping as the first column
+            other = prepare(
+                df, label=args.label, pred=c, groups=args.group, positive=args.positive,
+                dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=cols, source=desc,
+            )
+            preds[c] = other["yhat"]
+            prep["positive_map"].update(other["positive_map"])
         inputs = {"y_pred": preds}
         what = f"{len(cols)} prediction columns"
         cand_desc = {"pred": cols}

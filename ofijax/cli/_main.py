@@ -527,9 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory for report.json, report.md and the heatmap PNGs")
     o.add_argument("--no-plots", action="store_true", help="do not write heatmap PNGs")
     o.add_argument("--quiet", action="store_true", help="print only the verdicts")
-    from ofijax.cli._batch import add_batch_options  # batch audit: --pred COL [COL ...], --score/--thresholds
+    from ofijax.cli._batch import add_batch_options
 
-    add_batch_options(pa)
+    add_batch_options(pa)  # batch audit: --pred COL [COL ...], --score COL --thresholds A:B:STEP
 
     # scan -------------------------------------------------------------------------------------
     ps = sub.add_parser(
@@ -635,10 +635,9 @@ _WHAT = {"label": "true labels", "pred": "predictions", "group": "the sensitive 
 
 def _cmd_audit(args) -> int:
     from ofijax.auditing._frame import _clean, audit
-
     from ofijax.cli._batch import dispatch_batch
 
-    if (rc := dispatch_batch(args)) is not None:  # several --pred columns or --score: batch audit
+    if (rc := dispatch_batch(args, source=_source, prepare=prepare)) is not None:  # batch audit
         return rc
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
