@@ -11,17 +11,15 @@ the two groups' confusion matrices are drawn independently under a **named null*
   the pair, p = (cm_i + cm_j)/(n_i + n_j) (MATCH-style, the 2025 follow-up's fixed-p model):
   P(D = d) = Σ_FN n!/(FP! FN! R!) p_FP^FP p_FN^FN (1 − p_FP − p_FN)^R with FP = FN + d.
 
-Exactness: with ``M = |D_i n_j − D_j n_i|`` (an integer), the two-sided p-value is
+p-values come from the one engine, :func:`ofijax.distributions.ofi_pvalue_cms`: with
+``M = |D_i n_j − D_j n_i|`` (an integer) the two-sided p-value is
 
 .. math:: p = \sum_{x} P(D_i = x)\,\big[P(D_j \le \lfloor (x n_j - M)/n_i \rfloor)
           + P(D_j \ge \lceil (x n_j + M)/n_i \rceil)\big],
 
-so ties are decided in integer arithmetic, never by a float tolerance, in O(n_i + n_j) once the two
-PMFs are known. The PMFs come from :func:`ofijax.distributions.marginal_benefit_pmf` (exact,
-float64; O(n²) for the multinomial null) for n ≤ 2,000 and, for the multinomial null above that,
-from an FFT of the generating function (p_FN z⁻¹ + p_TP + p_TN + p_FP z)ⁿ (absolute error ~1e-13,
-so p-values below ~1e-12 are reported as such, not to their digits). :func:`ofijax.distributions.ofi_pvalue` computes the same p-value from the full OFI
-lattice, which is limited to moderate n.
+so ties are decided in integer arithmetic, and the sum of positive terms is kept in log space:
+small p-values keep their digits (no FFT, no floor). Large batches of large groups may use its
+saddlepoint path (relative error ≤ 1e-3); ``method`` in the result says which ran.
 
 The bootstrap interval resamples rows within each group, which for unweighted data is exactly
 Multinomial(n_g, cm_g/n_g) per group; the percentile interval of the pairwise OFIs is returned.
@@ -54,8 +52,8 @@ __all__ = [
 
 #: The null models understood by :func:`ofi_test`.
 NULLS = ("uniform", "pooled")
-_METHODS = ("exact", "monte_carlo")
-_EXACT_LIMIT = 2_000  # above this group size the multinomial PMF is computed by FFT
+_METHODS = ("exact", "saddlepoint", "monte_carlo")
+_PAIR_METHODS = ("auto",) + _METHODS
 
 
 class OFITest(NamedTuple):
@@ -91,67 +89,28 @@ class OFIBootstrap(NamedTuple):
 
 
 # --------------------------------------------------------------------------------------------
-# Exact PMFs of D = FP − FN
+# Tests
 # --------------------------------------------------------------------------------------------
 
 
-def _multinomial_pmf_fft(n: int, p_fp: float, p_fn: float) -> np.ndarray:
-    size = 2 * n + 1
-    step = np.zeros(size)
-    step[0], step[1], step[2] = p_fn, max(1.0 - p_fp - p_fn, 0.0), p_fp  # z^(D + 1) per row
-    pmf = np.fft.irfft(np.fft.rfft(step) ** n, size)
-    pmf = np.clip(pmf, 0.0, None)
-    return pmf / pmf.sum()
-
-
 def diff_pmf(n: int, probs: Any = None) -> np.ndarray:
-    """PMF of D = FP − FN for one group of size ``n``, at d = −n, …, n (exact; FFT for large n).
+    """PMF of D = FP − FN for one group of size ``n``, at d = −n, …, n (exact, O(n)).
+
+    The same PMF as :func:`ofijax.distributions.marginal_benefit_pmf` (B = d/n), as an array.
 
     Args:
         n: group size, ≥ 1.
         probs: ``None`` for the uniform null over M(n); otherwise cell probabilities
             ``(p_TP, p_FN, p_FP, p_TN)`` of a Multinomial(n, p) null.
 
-    Returns:
-        float64 array of length ``2n + 1`` summing to 1 (B = d/n).
-
     Examples:
-        >>> from ofijax.auditing._significance import diff_pmf
+        >>> from ofijax.auditing import diff_pmf
         >>> (diff_pmf(1) * 4).tolist()  # M(1): FN, {TP, TN}, FP
         [1.0, 2.0, 1.0]
         >>> diff_pmf(1, [0.5, 0.25, 0.25, 0.0]).tolist()
         [0.25, 0.5, 0.25]
     """
-    n = int(n)
-    if n < 1:
-        raise ValueError(f"n: group size must be ≥ 1, got {n}.")
-    if probs is None:
-        return _dist.marginal_benefit_pmf(n).probs
-    p = v.check_probabilities(probs, "probs").reshape(-1)
-    if p.shape != (4,) or abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError("probs: must be 4 probabilities (TP, FN, FP, TN) summing to 1.")
-    if n <= _EXACT_LIMIT:
-        return _dist.marginal_benefit_pmf(n, p).probs
-    return _multinomial_pmf_fft(n, float(p[FP]), float(p[FN]))
-
-
-def _pvalue_from_pmfs(pmf_i: np.ndarray, pmf_j: np.ndarray, n_i: int, n_j: int, m: int) -> float:
-    """P(|D_i n_j − D_j n_i| ≥ m) for independent D_i ~ pmf_i, D_j ~ pmf_j (integer m ≥ 0)."""
-    if m <= 0:
-        return 1.0
-    x = np.arange(-n_i, n_i + 1, dtype=np.int64)
-    lower_cdf = np.concatenate([[0.0], np.cumsum(pmf_j)])  # lower_cdf[t + n_j + 1] = P(D_j ≤ t)
-    upper_sf = np.concatenate([np.cumsum(pmf_j[::-1])[::-1], [0.0]])  # upper_sf[t + n_j] = P(D_j ≥ t)
-    t_lo = np.floor_divide(x * n_j - m, n_i)
-    t_hi = -np.floor_divide(-(x * n_j + m), n_i)
-    lo = lower_cdf[np.clip(t_lo + n_j + 1, 0, 2 * n_j + 1)]
-    hi = upper_sf[np.clip(t_hi + n_j, 0, 2 * n_j + 1)]
-    return float(min(1.0, max(0.0, np.sum(pmf_i * (lo + hi)))))
-
-
-# --------------------------------------------------------------------------------------------
-# Tests
-# --------------------------------------------------------------------------------------------
+    return _dist.marginal_benefit_pmf(n, probs).probs
 
 
 def _integer_cm(cm: Any, name: str) -> np.ndarray:
@@ -163,19 +122,18 @@ def _integer_cm(cm: Any, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _check_key(key: Any) -> jax.Array:
-    if key is None:
-        raise ValueError("key: method='monte_carlo' needs a PRNG key, e.g. jax.random.key(0).")
-    if isinstance(key, (int, np.integer)):
-        return jax.random.key(int(key))
-    return key
+def _num_draws(num_samples: Any, least: int = 1) -> int:
+    """``num_samples`` as an int ≥ ``least`` (a whole number; not a bool, string or 1.5)."""
+    ok = isinstance(num_samples, (int, np.integer)) and not isinstance(num_samples, (bool, np.bool_))
+    if not ok or int(num_samples) < least:
+        raise ValueError(f"num_samples: must be an integer ≥ {least}; got {num_samples!r}.")
+    return int(num_samples)
 
 
-def _null_probs(cm_i: np.ndarray, cm_j: np.ndarray, null: str):
-    if null == "uniform":
-        return None
-    pooled = (cm_i + cm_j).astype(np.float64)
-    return pooled / pooled.sum()
+def _null_cm(null: Any, pooled: np.ndarray) -> Any:
+    """The reference CM(s) of the named null for the engine ("uniform" stays a name)."""
+    v.check_choice(null, "null", NULLS)
+    return "uniform" if null == "uniform" else pooled
 
 
 def ofi_test(
@@ -197,60 +155,60 @@ def ofi_test(
         null: ``"pooled"`` (default): both groups drawn from Multinomial(n_g, p_pooled) with
             p_pooled = (cm_i + cm_j)/(n_i + n_j); ``"uniform"``: each group's matrix uniform over
             M(n_g), the OFI paper's null (depends only on n_i, n_j).
-        method: ``"exact"`` (default; convolution of the two exact PMFs of FP − FN) or
-            ``"monte_carlo"`` (``num_samples`` draws with ``key``; p = (1 + hits)/(1 + draws)).
-        key: PRNG key for ``method="monte_carlo"``.
-        num_samples: Monte Carlo draws.
+        method: ``"exact"`` (default; :func:`ofijax.distributions.ofi_pvalue_cms`, log-space exact
+            convolution), ``"saddlepoint"`` (its approximation, relative error ≤ 1e-3, pooled null,
+            n ≥ 2000) or ``"monte_carlo"`` (``num_samples`` draws from the
+            :mod:`ofijax.distributions` samplers; p = (1 + hits)/(1 + draws)).
+        key: PRNG key or int seed; used (and required) only by ``method="monte_carlo"``.
+        num_samples: Monte Carlo draws (an integer ≥ 1).
 
     Returns:
-        :class:`OFITest` with the observed OFI, the p-value and the null's name.
+        :class:`OFITest` with the observed OFI, the p-value, the null's name and the method.
 
     Examples:
         Table 1, scenario B (OFI = 2/9): unremarkable under the uniform null over M(6) × M(18).
 
-        >>> from ofijax.auditing._significance import ofi_test
+        >>> from ofijax.auditing import ofi_test
         >>> t = ofi_test([0, 1, 0, 5], [0, 7, 0, 11], null="uniform")
         >>> round(t.ofi, 4), round(t.p_value, 3), t.null
         (0.2222, 0.716, 'uniform')
     """
     ci, cj = _integer_cm(cm_i, "cm_i"), _integer_cm(cm_j, "cm_j")
-    v.check_choice(null, "null", NULLS)
+    ref = _null_cm(null, ci + cj)
     v.check_choice(method, "method", _METHODS)
-    n_i, n_j = int(ci.sum()), int(cj.sum())
-    d_i, d_j = int(ci[FP] - ci[FN]), int(cj[FP] - cj[FN])
-    o = d_i / n_i - d_j / n_j
-    m = abs(d_i * n_j - d_j * n_i)
-    probs = _null_probs(ci, cj, null)
-    if method == "exact":
-        p = _pvalue_from_pmfs(diff_pmf(n_i, probs), diff_pmf(n_j, probs), n_i, n_j, m)
-    else:
-        p = float(
-            _monte_carlo_pvalues(
-                _check_key(key), np.array([n_i]), np.array([n_j]),
-                None if probs is None else probs[None], np.array([m]), int(num_samples),
-            )[0]
-        )
-    return OFITest(float(o), p, null, method)
+    if method == "monte_carlo":
+        p = float(_monte_carlo_pvalues(v.as_key(_require_key(key)), ci[None], cj[None], null,
+                                       _num_draws(num_samples))[0])
+        n_i, n_j = int(ci.sum()), int(cj.sum())
+        o = (ci[FP] - ci[FN]) / n_i - (cj[FP] - cj[FN]) / n_j
+        return OFITest(float(o), p, null, method)
+    r = _dist.ofi_pvalue_cms(ci, cj, null=ref, method=method)
+    return OFITest(float(r.ofi), float(r.p_value), null, str(r.method))
 
 
 def pairwise_ofi_test(
     cms: Any,
     *,
     null: str = "pooled",
-    method: str = "exact",
+    method: str = "auto",
     key: Any = None,
     num_samples: int = 10_000,
     progress: Any = None,
 ) -> np.ndarray:
     """p-values of every pair of groups, ``(k, k)`` symmetric with 1 on the diagonal.
 
+    All pairs go through :func:`ofijax.distributions.ofi_pvalue_cms` in one vectorized call.
+
     Args:
         cms: ``(k, 4)`` integer counts.
-        null, method, key, num_samples: as in :func:`ofi_test` (one key for all pairs).
-        progress: optional callable wrapping an iterable (e.g. ``tqdm``) for the exact loop.
+        null, key, num_samples: as in :func:`ofi_test` (one key for all pairs).
+        method: ``"auto"`` (default: exact, or the saddlepoint for very large batches of large
+            groups), ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``.
+        progress: optional callable wrapping an iterable (e.g. ``tqdm``), used by the Monte Carlo
+            loop over pairs.
 
     Examples:
-        >>> from ofijax.auditing._significance import pairwise_ofi_test
+        >>> from ofijax.auditing import pairwise_ofi_test
         >>> P = pairwise_ofi_test([[0, 1, 0, 5], [0, 7, 0, 11]], null="uniform")
         >>> P.round(3).tolist()
         [[1.0, 0.716], [0.716, 1.0]]
@@ -260,97 +218,59 @@ def pairwise_ofi_test(
         raise ValueError(f"cms: must have shape (k, 4); got {c.shape}.")
     c = c.astype(np.int64)
     v.check_choice(null, "null", NULLS)
-    v.check_choice(method, "method", _METHODS)
+    v.check_choice(method, "method", _PAIR_METHODS)
     n = c.sum(-1)
     if np.any(n <= 0):
         raise ValueError(f"cms: group {int(np.argmin(n))} has n = 0; drop empty groups first.")
     k = c.shape[0]
     iu, ju = np.triu_indices(k, 1)
-    d = c[:, FP] - c[:, FN]
-    m = np.abs(d[iu] * n[ju] - d[ju] * n[iu])
     out = np.ones((k, k))
     if iu.size == 0:
         return out
-    if method == "exact":
-        pairs = list(zip(iu.tolist(), ju.tolist(), m.tolist()))
-        it = progress(pairs) if progress is not None else pairs
-        vals = []
-        for i, j, mm in it:
-            probs = _null_probs(c[i], c[j], null)
-            vals.append(
-                _pvalue_from_pmfs(diff_pmf(n[i], probs), diff_pmf(n[j], probs), int(n[i]), int(n[j]), mm)
-            )
-        vals = np.asarray(vals)
+    if method == "monte_carlo":
+        vals = _monte_carlo_pvalues(v.as_key(_require_key(key)), c[iu], c[ju], null,
+                                    _num_draws(num_samples), progress)
     else:
-        probs = None
-        if null == "pooled":
-            pooled = (c[iu] + c[ju]).astype(np.float64)
-            probs = pooled / pooled.sum(-1, keepdims=True)
-        vals = _monte_carlo_pvalues(_check_key(key), n[iu], n[ju], probs, m, int(num_samples))
+        vals = _dist.ofi_pvalue_cms(c[iu], c[ju], null=_null_cm(null, c[iu] + c[ju]),
+                                    method=method).p_value
     out[iu, ju] = vals
     out[ju, iu] = vals
     return out
 
 
-def _uniform_cm_draws(key, n, shape):
-    """Matrices uniform over M(n) by stars and bars: 3 distinct bar positions among n + 3 slots.
-
-    ``n`` broadcasts against ``shape``; returns int32 ``shape + (4,)``. Exact, and cheap to compile.
-    """
-    k1, k2, k3 = jax.random.split(key, 3)
-    n = jnp.broadcast_to(n.astype(jnp.int32), shape)
-    s1 = jax.random.randint(k1, shape, 0, n + 3)
-    s2 = jax.random.randint(k2, shape, 0, n + 2)
-    s2 = s2 + (s2 >= s1)
-    lo, hi = jnp.minimum(s1, s2), jnp.maximum(s1, s2)
-    s3 = jax.random.randint(k3, shape, 0, n + 1)
-    s3 = s3 + (s3 >= lo)
-    s3 = s3 + (s3 >= hi)
-    b = jnp.sort(jnp.stack([s1, s2, s3], -1), axis=-1)
-    return jnp.stack([b[..., 0], b[..., 1] - b[..., 0] - 1, b[..., 2] - b[..., 1] - 1, n + 2 - b[..., 2]], -1)
+def _require_key(key: Any) -> Any:
+    if key is None:
+        raise ValueError("key: method='monte_carlo' needs a PRNG key or an int seed, e.g. key=0.")
+    return key
 
 
-@functools.partial(jax.jit, static_argnames=("num_samples", "uniform"))
-def _null_draws(key, n_i, n_j, probs, *, num_samples, uniform):
-    """D = FP − FN of ``num_samples`` null draws per pair: two ``(num_samples, P)`` arrays.
-
-    ``uniform``: each matrix uniform over M(n) (stars and bars); otherwise Multinomial(n, probs)
-    with the pair's ``probs`` ``(P, 4)``.
-    """
-    dt = jnp.result_type(float)
-    k_i, k_j = jax.random.split(key)
-    shape = (num_samples, n_i.shape[0])
-    if uniform:
-        cm_i = _uniform_cm_draws(k_i, n_i, shape)
-        cm_j = _uniform_cm_draws(k_j, n_j, shape)
-    else:
-        p = jnp.broadcast_to(probs.astype(dt), shape + (4,))
-        cm_i = jax.random.multinomial(k_i, jnp.broadcast_to(n_i.astype(dt), shape), p, shape=shape + (4,))
-        cm_j = jax.random.multinomial(k_j, jnp.broadcast_to(n_j.astype(dt), shape), p, shape=shape + (4,))
-    return cm_i[..., FP] - cm_i[..., FN], cm_j[..., FP] - cm_j[..., FN]
-
-
-def _monte_carlo_pvalues(key, n_i, n_j, probs, m, num_samples):
-    if num_samples < 1:
-        raise ValueError(f"num_samples: must be ≥ 1, got {num_samples}.")
-    n_i, n_j = np.asarray(n_i, np.int64), np.asarray(n_j, np.int64)
-    probs_arr = jnp.full((n_i.shape[0], 4), 0.25) if probs is None else jnp.asarray(probs)
-    d_i, d_j = _null_draws(
-        key, jnp.asarray(n_i), jnp.asarray(n_j), probs_arr, num_samples=num_samples, uniform=probs is None
-    )
-    # Counts are exact integers in float; decide ties in int64 on the host.
-    d_i = np.rint(np.asarray(d_i)).astype(np.int64)
-    d_j = np.rint(np.asarray(d_j)).astype(np.int64)
-    stat = np.abs(d_i * n_j[None, :] - d_j * n_i[None, :])
-    hits = np.sum(stat >= np.asarray(m)[None, :], axis=0)
-    return (1.0 + hits) / (1.0 + num_samples)
+def _monte_carlo_pvalues(key, cm_i, cm_j, null, num_samples, progress=None):
+    """(1 + hits)/(1 + draws) per pair, drawing with the distributions samplers (key per pair)."""
+    pairs = range(cm_i.shape[0])
+    out = np.empty(cm_i.shape[0])
+    for p in progress(pairs) if progress is not None else pairs:
+        ci, cj = cm_i[p], cm_j[p]
+        n_i, n_j = int(ci.sum()), int(cj.sum())
+        k_i, k_j = jax.random.split(jax.random.fold_in(key, p))
+        if null == "uniform":
+            si, sj = _dist.sample_uniform(k_i, n_i, (num_samples,)), _dist.sample_uniform(k_j, n_j, (num_samples,))
+        else:
+            probs = (ci + cj) / (n_i + n_j)
+            si = _dist.sample_multinomial(k_i, n_i, probs, (num_samples,))
+            sj = _dist.sample_multinomial(k_j, n_j, probs, (num_samples,))
+        d_i = np.asarray(si[:, FP], np.int64) - np.asarray(si[:, FN], np.int64)
+        d_j = np.asarray(sj[:, FP], np.int64) - np.asarray(sj[:, FN], np.int64)
+        m = abs(int(ci[FP] - ci[FN]) * n_j - int(cj[FP] - cj[FN]) * n_i)
+        hits = int(np.sum(np.abs(d_i * n_j - d_j * n_i) >= m))
+        out[p] = (1.0 + hits) / (1.0 + num_samples)
+    return out
 
 
 def holm(p_values: Any) -> np.ndarray:
     """Holm–Bonferroni adjusted p-values (step-down, monotone, capped at 1).
 
     Examples:
-        >>> from ofijax.auditing._significance import holm
+        >>> from ofijax.auditing import holm
         >>> holm([0.01, 0.04, 0.03]).round(2).tolist()
         [0.03, 0.06, 0.06]
     """
@@ -412,7 +332,7 @@ _bootstrap_positions_jit = jax.jit(_bootstrap_ofi_positions, static_argnames=("n
 _ROW_DRAW_LIMIT = 1 << 25  # R·N above this: multinomial draws instead of row draws
 
 
-def _bootstrap_ofi(key, cms, *, num_samples: int):
+def bootstrap_ofi(key, cms, *, num_samples: int):
     """Bootstrap OFIs ``(num_samples, k, k)`` of integer counts ``cms`` (k, 4), by the cheaper route."""
     c = np.asarray(cms)
     sizes = np.rint(c.sum(-1)).astype(np.int64)
@@ -423,7 +343,7 @@ def _bootstrap_ofi(key, cms, *, num_samples: int):
 
 
 @functools.partial(jax.jit, static_argnames=("num_samples", "num_groups"))
-def _bootstrap_rows(key, cell, codes, order, starts, sizes, weights, *, num_samples, num_groups):
+def bootstrap_rows(key, cell, codes, order, starts, sizes, weights, *, num_samples, num_groups):
     """Weighted bootstrap: resample rows within each group, ``(num_samples, k, k)`` OFIs.
 
     ``order`` sorts rows by group; position r of a replicate draws a random row of group codes[r].
@@ -441,17 +361,29 @@ def _bootstrap_rows(key, cell, codes, order, starts, sizes, weights, *, num_samp
     return pairwise(ofi, cm.reshape(num_samples, num_groups, 4))
 
 
-def _percentiles(samples: jax.Array, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def percentiles(samples: jax.Array, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The [(1 − c)/2, (1 + c)/2] quantiles of ``samples`` along axis 0 (float64)."""
     a = (1.0 - confidence) / 2.0
     q = np.quantile(np.asarray(samples, dtype=np.float64), [a, 1.0 - a], axis=0)
     return q[0], q[1]
 
 
-def _check_confidence(confidence: Any) -> float:
-    c = float(confidence)
-    if not 0.0 < c < 1.0:
+def check_confidence(confidence: Any) -> float:
+    """``confidence`` as a float strictly between 0 and 1, or a ValueError naming it."""
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        c = float("nan")
+    if isinstance(confidence, (bool, str)) or not 0.0 < c < 1.0:
         raise ValueError(f"confidence: must lie strictly between 0 and 1, e.g. 0.95; got {confidence!r}.")
     return c
+
+
+# Old private names, kept until auditing/_frame.py uses the public ones.
+_bootstrap_ofi = bootstrap_ofi
+_bootstrap_rows = bootstrap_rows
+_percentiles = percentiles
+_check_confidence = check_confidence
 
 
 def ofi_bootstrap(
@@ -464,9 +396,9 @@ def ofi_bootstrap(
     The interval is the [(1 − c)/2, (1 + c)/2] quantile range of the replicates.
 
     Args:
-        key: PRNG key (first argument, as every random function in ofijax).
+        key: PRNG key or int seed (first argument, as every random function in ofijax).
         cms: ``(k, 4)`` counts TP, FN, FP, TN (k ≥ 2).
-        num_samples: bootstrap replicates.
+        num_samples: bootstrap replicates (an integer ≥ 2).
         confidence: nominal coverage c.
 
     Returns:
@@ -474,7 +406,7 @@ def ofi_bootstrap(
 
     Examples:
         >>> import jax
-        >>> from ofijax.auditing._significance import ofi_bootstrap
+        >>> from ofijax.auditing import ofi_bootstrap
         >>> bs = ofi_bootstrap(jax.random.key(0), [[30, 5, 20, 45], [40, 20, 5, 35]])
         >>> bool(bs.low[0, 1] < 0.30 < bs.high[0, 1])  # OFI = 0.15 - (-0.15) = 0.30
         True
@@ -484,11 +416,8 @@ def ofi_bootstrap(
         raise ValueError(f"cms: must have shape (k, 4); got {c.shape}.")
     if np.any(c.sum(-1) <= 0):
         raise ValueError("cms: a group has n = 0; drop empty groups first.")
-    conf = _check_confidence(confidence)
-    if int(num_samples) < 2:
-        raise ValueError(f"num_samples: must be ≥ 2, got {num_samples}.")
-    if isinstance(key, (int, np.integer)):
-        key = jax.random.key(int(key))
-    samples = _bootstrap_ofi(key, jnp.asarray(c), num_samples=int(num_samples))
-    low, high = _percentiles(samples, conf)
-    return OFIBootstrap(low, high, conf, int(num_samples))
+    conf = check_confidence(confidence)
+    num = _num_draws(num_samples, least=2)
+    samples = bootstrap_ofi(v.as_key(key), jnp.asarray(c), num_samples=num)
+    low, high = percentiles(samples, conf)
+    return OFIBootstrap(low, high, conf, num)

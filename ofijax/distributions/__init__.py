@@ -15,7 +15,9 @@ matrices with n samples), made exact, streaming or sampled:
   (exactly uniform on M(n)), :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`,
   :func:`subsample` (multivariate hypergeometric).
 * **Thresholds and p-values** for OFI under an explicit null: :func:`ofi_threshold`,
-  :func:`ofi_pvalue`.
+  :func:`ofi_pvalue` (observed OFIs) and :func:`ofi_pvalue_cms` (pairs of confusion matrices,
+  vectorized, :class:`PValue` with the method used): the one p-value engine, exact in log space,
+  with a saddlepoint path (relative error ≤ 1e-3, flagged ``approximate``) for large batches.
 
 Null models (ofi_notes §8): "uniform" means every matrix of M(n) equally likely (the paper's
 setting); a reference CM means Multinomial(n, p = cm / Σ cm). A fixed p = (¼, ¼, ¼, ¼) multinomial
@@ -46,7 +48,6 @@ from ofijax.distributions._exact import multinomial_sampler as multinomial_sampl
 from ofijax.distributions._exact import num_confusion_matrices as num_confusion_matrices
 from ofijax.distributions._exact import ofi_moments as ofi_moments
 from ofijax.distributions._exact import ofi_pmf as ofi_pmf
-from ofijax.distributions._exact import ofi_pvalue as ofi_pvalue
 from ofijax.distributions._exact import ofi_threshold as ofi_threshold
 from ofijax.distributions._exact import pair_sampler as pair_sampler
 from ofijax.distributions._exact import pair_statistic as pair_statistic
@@ -59,6 +60,9 @@ from ofijax.distributions._exact import subsample as subsample
 from ofijax.distributions._exact import subsample_sampler as subsample_sampler
 from ofijax.distributions._exact import uniform_sampler as uniform_sampler
 from ofijax.distributions._exact import unrank_confusion_matrix as unrank_confusion_matrix
+from ofijax.distributions._pvalue import PValue as PValue
+from ofijax.distributions._pvalue import ofi_pvalue as ofi_pvalue
+from ofijax.distributions._pvalue import ofi_pvalue_cms as ofi_pvalue_cms
 
 __all__ = [
     "PMF",
@@ -90,5 +94,7 @@ __all__ = [
     "merge_summaries",
     "ofi_threshold",
     "ofi_pvalue",
+    "ofi_pvalue_cms",
+    "PValue",
     "PAPER_THRESHOLD",
 ]

@@ -46,6 +46,7 @@ from ofijax.metrics import ofi as _ofi
 
 from . import _combinatorics as _C
 from . import _montecarlo as _MC
+from . import _pvalue as _P
 from . import _sampling as _S
 from ._montecarlo import Summary, merge_summaries
 
@@ -78,7 +79,6 @@ __all__ = [
     "monte_carlo",
     "merge_summaries",
     "ofi_threshold",
-    "ofi_pvalue",
     "PAPER_THRESHOLD",
 ]
 
@@ -341,12 +341,14 @@ def unrank_confusion_matrix(rank: Any, n: int) -> jax.Array:
 
 
 def marginal_benefit_pmf(n: int, probs: Any = None) -> PMF:
-    r"""Exact PMF of B = (FP − FN) / n in O(n) (uniform null) or O(n²) (multinomial null).
+    r"""Exact PMF of B = (FP − FN) / n in O(n) (uniform or multinomial null).
 
     * ``probs=None``: every matrix of M(n) equally likely;
       P(B = d/n) = ⌊(n − |d| + 2)² / 4⌋ / N(n) (see :func:`marginal_benefit_count`).
     * ``probs`` (4 probabilities, TP, FN, FP, TN): CM ~ Multinomial(n, probs), with the trinomial
-      sum P(FP − FN = d) = Σ_FN n! / (FP! FN! R!) p_FP^FP p_FN^FN (p_TP + p_TN)^R, FP = FN + d.
+      sum P(FP − FN = d) = Σ_FN n! / (FP! FN! R!) p_FP^FP p_FN^FN (p_TP + p_TN)^R, FP = FN + d,
+      computed in O(n) by the positive three-term recurrence of the coefficients of
+      (p_FN/z + p_TP + p_TN + p_FP z)^n (relative error ≈ n·1e-16 even in the far tails).
 
     Example:
         >>> from ofijax.distributions import marginal_benefit_pmf
@@ -361,8 +363,7 @@ def marginal_benefit_pmf(n: int, probs: Any = None) -> PMF:
         total = _C.num_cms(n)
         return PMF(num / n, counts / total, num, n, tuple(int(c) for c in counts), total)
     p = _check_probs(probs)
-    pr = _C.trinomial_diff_pmf(n, p[2], p[1])
-    pr = pr / pr.sum()
+    pr = np.exp(_P.log_diff_pmf(n, (p[1], p[2], p[0] + p[3])))
     return PMF(num / n, pr, num, n, None, None)
 
 
@@ -413,10 +414,9 @@ def _pair_grid_pmf(pi: PMF, pj: PMF, exact: bool) -> PMF:
         )
     off = 2 * L  # lattice −2L..2L → 0..4L
     if ni == nj:  # common lattice: a plain convolution
-        if exact:
-            small = pi.total * pj.total < 2**62
-            dt = np.int64 if small else object
-            cnt = np.convolve(np.asarray(pi.counts, dtype=dt), np.asarray(pj.counts[::-1], dtype=dt))
+        if exact and pi.total * pj.total < 2**62:  # exact int64 counts (n ≲ 1600 each)
+            cnt = np.convolve(np.asarray(pi.counts, dtype=np.int64),
+                              np.asarray(pj.counts[::-1], dtype=np.int64))
             num = np.arange(-2 * ni, 2 * ni + 1, dtype=np.int64)
             counts = [int(c) for c in cnt]
             total = pi.total * pj.total
@@ -969,10 +969,8 @@ def ofi_threshold(
     if method == "exact":
         pmf = ofi_pmf(n_i, n_j, null=null)
         absnum = np.abs(pmf.numerators)
-        order = np.argsort(absnum, kind="stable")
-        uniq, first = np.unique(absnum[order], return_index=True)
-        mass = np.add.reduceat(pmf.probs[order], first)
-        cdf = np.cumsum(mass)
+        uniq, inv = np.unique(absnum, return_inverse=True)
+        cdf = np.cumsum(np.bincount(inv, weights=pmf.probs, minlength=uniq.size))
         j = int(np.searchsorted(cdf, lv - 1e-12, side="left"))
         t = float(uniq[min(j, uniq.size - 1)] / pmf.denominator)
         return Threshold(t, lv, s_ofi, s_i, s_j, PAPER_THRESHOLD, method, label)
@@ -993,35 +991,3 @@ def ofi_threshold(
 class _AbsOfi:
     def __call__(self, cms):
         return jnp.abs(_ofi(cms[..., 0, :], cms[..., 1, :]))
-
-
-def ofi_pvalue(ofi_observed: Any, n_i: int, n_j: int, *, null: Any = "uniform") -> Any:
-    """Exact two-sided p-value P(|OFI| ≥ |observed|) under the null (convolution PMF).
-
-    ``null`` is ``"uniform"`` (both groups uniform on M(n)) or a reference CM giving
-    Multinomial(n, cm / Σ cm) for both groups (exact trinomial PMF of FP − FN, ofi_notes §10).
-    Observed values are snapped to the lattice 1/lcm(n_i, n_j) (within 1e-6 of it) so that
-    floating-point OFIs computed from real counts hit their support point. Works elementwise on
-    arrays; returns a float for a scalar.
-
-    Example:
-        >>> from ofijax.distributions import ofi_pvalue
-        >>> ofi_pvalue(0.0, 1, 1), ofi_pvalue(2.0, 1, 1), round(ofi_pvalue(1.0, 1, 1), 4)
-        (1.0, 0.125, 0.625)
-    """
-    n_i, n_j = _check_n(n_i, "n_i"), _check_n(n_j, "n_j")
-    obs = _v.as_numpy(ofi_observed, "ofi_observed").astype(np.float64)
-    _v.check_finite(obs, "ofi_observed")
-    pmf = ofi_pmf(n_i, n_j, null=null)
-    L = pmf.denominator
-    absnum = np.abs(pmf.numerators)
-    order = np.argsort(absnum, kind="stable")
-    uniq, first = np.unique(absnum[order], return_index=True)
-    mass = np.add.reduceat(pmf.probs[order], first)
-    tail = np.cumsum(mass[::-1])[::-1]  # P(|num| ≥ uniq[k])
-    x = np.abs(obs) * L
-    snapped = np.where(np.abs(x - np.round(x)) < 1e-6 * max(1.0, L), np.round(x), x)
-    k = np.searchsorted(uniq, snapped - 1e-9, side="left")
-    out = np.where(k < uniq.size, tail[np.minimum(k, uniq.size - 1)], 0.0)
-    out = np.minimum(out, 1.0)
-    return float(out) if out.ndim == 0 else out

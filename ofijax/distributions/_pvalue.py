@@ -1,0 +1,571 @@
+r"""The one OFI p-value engine: P(|OFI*| ≥ |OFI|) under a null, exact in log space or saddlepoint.
+
+Write D = FP − FN for one group (an integer in [−n, n]) and, for a pair, the integer statistic
+T = D_i n_j − D_j n_i = OFI · n_i n_j. The two-sided p-value of an observed M = |T| > 0 is
+
+.. math:: p = \sum_x P(D_i = x)\,\big[P(D_j \le \lfloor (x n_j - M)/n_i \rfloor)
+          + P(D_j \ge \lceil (x n_j + M)/n_i \rceil)\big]
+
+(ties decided in integers). Everything is a sum of positive terms, kept in **log space**
+(``np.logaddexp``), so a p-value of 1e-89 (or 1e-1000, returned as 0.0 with its exact
+``log_p_value``) keeps its relative accuracy; there is no FFT and no floor.
+
+Exact per-group log-PMFs of D, O(n):
+
+* uniform null (every matrix of M(n) equally likely): #\{D = d\} = ⌊(n − |d| + 2)²/4⌋ of N(n);
+* Multinomial(n; p) with a = p_FN, b = p_FP, c = p_TP + p_TN: the coefficients t_d of
+  (a/z + c + b z)^n satisfy a(n + d + 1) t_{d+1} + c d t_d = b(n − d + 1) t_{d−1}; run downward
+  from t_n = b^n for d ≥ 0 (and mirrored for d ≤ 0) every term is positive (relative error about
+  n·1e-16, rescaled as it goes, so no underflow).
+
+Saddlepoint (``method="saddlepoint"``, multinomial null, min(n_i, n_j) ≥ ``SADDLE_MIN_N``, a, b,
+c > 0): the same sum over x, restricted to the window x* ± 12σ* around the tilted mean of D_i at the
+two-group saddlepoint (terms outside are below e⁻⁷² of the largest), with P(D_i = x) from the
+closed-form lattice saddlepoint with its first correction term and the tails of D_j from the
+Lugannani–Rice formula with Daniels' second continuity correction (both closed form: the saddle
+equation of one group is a quadratic in e^s). A sum of positive terms has at most the largest
+relative error of its terms, so the bound of the univariate pieces carries over:
+**relative error ≤ SADDLE_REL_ERROR (1e-3) for min(n_i, n_j) ≥ 2000**, tested against the exact
+engine (tests/test_distributions_pvalue.py).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+from scipy import special as _sp
+
+from ofijax import _validation as _v
+
+__all__ = [
+    "PValue",
+    "SADDLE_MIN_N",
+    "SADDLE_REL_ERROR",
+    "EXACT_MAX_N",
+    "log_diff_pmf",
+    "log_tail_exact",
+    "log_tail_saddle",
+    "engine",
+    "ofi_pvalue",
+    "ofi_pvalue_cms",
+]
+
+#: Smallest group size where the saddlepoint path is used (its error bound is tested from here).
+SADDLE_MIN_N = 2000
+#: Stated relative error bound of the saddlepoint p-value (for min(n_i, n_j) ≥ SADDLE_MIN_N).
+SADDLE_REL_ERROR = 1e-3
+#: Largest group size of the exact engine (memory ~ 50 n bytes; a Python loop of 2n steps).
+EXACT_MAX_N = 5_000_000
+#: Largest group size at all (window of the saddlepoint ~ 24 σ* ≈ 24 √n points per pair).
+MAX_N = 2**31 - 1
+#: "auto" runs everything exactly while Σ (n_i + n_j) over distinct exact pairs stays below this.
+AUTO_EXACT_WORK = 2_000_000
+
+
+class PValue(NamedTuple):
+    """p-values of the OFI test, with how they were computed.
+
+    Attributes:
+        p_value: float64 (...) two-sided p-values P(|OFI*| ≥ |OFI|) (0.0 only when below 1e-308;
+            ``log_p_value`` keeps the digits).
+        log_p_value: float64 (...) natural log of the p-value.
+        ofi: float64 (...) the observed OFI (the lattice point the p-value refers to).
+        method: str (...) array, ``"exact"`` or ``"saddlepoint"`` per entry.
+        approximate: bool (...) array, True where ``method == "saddlepoint"`` (relative error ≤
+            ``SADDLE_REL_ERROR``).
+    """
+
+    p_value: np.ndarray
+    log_p_value: np.ndarray
+    ofi: np.ndarray
+    method: np.ndarray
+    approximate: np.ndarray
+
+
+# ------------------------------------------------------------------------------ per-group PMFs
+
+
+def _log_uniform(n: int) -> np.ndarray:
+    r = n - np.abs(np.arange(-n, n + 1, dtype=np.int64))
+    counts = ((r + 2) * (r + 2) // 4).astype(np.float64)
+    log_total = math.log(n + 1) + math.log(n + 2) + math.log(n + 3) - math.log(6)
+    return np.log(counts) - log_total
+
+
+def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
+    """log t_d for d = n, n − 1, …, 0 (coefficients of (a/z + c + b z)^n), b > 0, a ≥ 0."""
+    out = np.empty(n + 1)
+    scale = n * math.log(b)
+    out[0] = scale
+    u1, u2 = 1.0, 0.0  # t_{n−k}, t_{n−k+1} divided by exp(scale)
+    log = math.log
+    for k in range(n):
+        new = (a * (2 * n - k + 1) * u2 + c * (n - k) * u1) / (b * (k + 1))
+        if new > 0.0:
+            scale += log(new)
+            out[k + 1] = scale
+            u2, u1 = u1 / new, 1.0
+        else:
+            out[k + 1] = -math.inf
+            u2, u1 = u1, 0.0
+    return out
+
+
+def _log_binomial(n: int, p: float) -> np.ndarray:
+    k = np.arange(n + 1, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lc = _sp.gammaln(n + 1.0) - _sp.gammaln(k + 1.0) - _sp.gammaln(n - k + 1.0)
+        return lc + _sp.xlogy(k, p) + _sp.xlog1py(n - k, -p)
+
+
+@lru_cache(maxsize=256)
+def log_diff_pmf(n: int, probs: tuple[float, float, float] | None) -> np.ndarray:
+    """log P(D = d), d = −n..n, float64 (2n + 1,); ``probs`` = (a, b, c) = (p_FN, p_FP, p_TP + p_TN).
+
+    ``None`` is the uniform null over M(n). Exact to about n·1e-16 relative; cached.
+    """
+    if probs is None:
+        out = _log_uniform(n)
+    else:
+        a, b, c = probs
+        if a <= 0.0 and b <= 0.0:
+            out = np.full(2 * n + 1, -np.inf)
+            out[n] = 0.0
+        elif b <= 0.0:  # D = −FN, FN ~ Bin(n, a)
+            out = np.full(2 * n + 1, -np.inf)
+            out[: n + 1] = _log_binomial(n, a)[::-1]
+        elif a <= 0.0:  # D = FP ~ Bin(n, b)
+            out = np.full(2 * n + 1, -np.inf)
+            out[n:] = _log_binomial(n, b)
+        else:
+            up = _half(n, a, b, c)  # d = n..0
+            lo = _half(n, b, a, c)  # d = −n..0
+            out = np.concatenate([lo[:n], up[::-1]])
+        with np.errstate(divide="ignore"):
+            out = out - _sp.logsumexp(out)  # removes the rounding drift (≈ n·1e-16)
+    out.setflags(write=False)
+    return out
+
+
+# ------------------------------------------------------------------------------ exact tail
+
+
+def log_tail_exact(
+    lp_i: np.ndarray, lp_j: np.ndarray, n_i: int, n_j: int, m: np.ndarray
+) -> np.ndarray:
+    """log P(|D_i n_j − D_j n_i| ≥ m) for integer m ≥ 0 (array), from the two log-PMFs."""
+    m = np.asarray(m, dtype=np.int64)
+    if n_i > n_j:  # sum over the smaller group (|T| is symmetric in i, j)
+        lp_i, lp_j, n_i, n_j = lp_j, lp_i, n_j, n_i
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_f = np.concatenate([[-np.inf], np.logaddexp.accumulate(lp_j)])  # [t + n_j + 1]: ≤ t
+        log_s = np.concatenate([np.logaddexp.accumulate(lp_j[::-1])[::-1], [-np.inf]])  # [t + n_j]: ≥ t
+        x = np.arange(-n_i, n_i + 1, dtype=np.int64)
+        out = np.zeros(m.shape)
+        flat_m, flat_out = m.reshape(-1), out.reshape(-1)
+        for idx, mm in enumerate(flat_m.tolist()):
+            if mm <= 0:
+                flat_out[idx] = 0.0
+                continue
+            t_lo = np.floor_divide(x * n_j - mm, n_i)
+            t_hi = -np.floor_divide(-(x * n_j + mm), n_i)
+            lo = log_f[np.clip(t_lo + n_j + 1, 0, 2 * n_j + 1)]
+            hi = log_s[np.clip(t_hi + n_j, 0, 2 * n_j + 1)]
+            flat_out[idx] = min(0.0, float(_sp.logsumexp(lp_i + np.logaddexp(lo, hi))))
+    return out
+
+
+# ------------------------------------------------------------------------------ saddlepoint
+
+
+def _step_weights(u, a, b, c):
+    """Tilted weights (w−, w0, w+) of one step in {−1, 0, 1} at tilt u, and log Z (stable)."""
+    m = np.abs(u)
+    lm, l0, lp = np.log(a) - u - m, np.log(c) - m, np.log(b) + u - m
+    top = np.maximum(np.maximum(lm, l0), lp)
+    em, e0, ep = np.exp(lm - top), np.exp(l0 - top), np.exp(lp - top)
+    z = em + e0 + ep
+    return em / z, e0 / z, ep / z, m + top + np.log(z)
+
+
+def _cumulants(wm, w0, wp):
+    mu = wp - wm
+    d_m, d_0, d_p = -1.0 - mu, -mu, 1.0 - mu
+    k2 = wp * w0 + wm * w0 + 4.0 * wp * wm
+    m3 = wm * d_m**3 + w0 * d_0**3 + wp * d_p**3
+    m4 = wm * d_m**4 + w0 * d_0**4 + wp * d_p**4
+    return mu, k2, m3, m4 - 3.0 * k2 * k2
+
+
+def _saddle_u(d, n, a, b, c):
+    """Tilt u with n·E_u[step] = d (|d| < n): root of (n − d) b z² − d c z − (n + d) a = 0."""
+    disc = np.sqrt((d * c) ** 2 + 4.0 * (n - d) * (n + d) * a * b)
+    pos = d >= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z_pos = (d * c + disc) / (2.0 * (n - d) * b)
+        z_neg = 2.0 * (n + d) * a / (disc - d * c)
+    return np.log(np.where(pos, z_pos, z_neg))
+
+
+def _log_pmf_saddle(d, n, a, b, c):
+    """Lattice saddlepoint log P(D = d) with the first correction term; exact at |d| = n."""
+    inner = np.abs(d) < n
+    dd = np.where(inner, d, 0.0)
+    u = _saddle_u(dd, n, a, b, c)
+    wm, w0, wp, lz = _step_weights(u, a, b, c)
+    _, k2, k3, k4 = _cumulants(wm, w0, wp)
+    corr = (k4 / (8.0 * k2 * k2) - 5.0 * k3 * k3 / (24.0 * k2**3)) / n
+    val = n * lz - u * dd - 0.5 * np.log(2.0 * np.pi * n * k2) + np.log1p(corr)
+    edge = np.where(d > 0, n * np.log(b), n * np.log(a))
+    return np.where(inner, val, edge)
+
+
+def _log_upper_saddle(k, n, a, b, c):
+    """log P(D ≥ k) (k integer array) by Lugannani–Rice with the second continuity correction."""
+    k = np.asarray(k, dtype=np.float64)
+    out = np.zeros(k.shape)
+    out = np.where(k > n, -np.inf, out)
+    out = np.where(k == n, n * np.log(b), out)
+    mid = (k > -n) & (k < n)
+    kk = np.where(mid, k, 0.0) - 0.5
+    u = _saddle_u(kk, n, a, b, c)
+    wm, w0, wp, lz = _step_weights(u, a, b, c)
+    mu, k2, k3, _ = _cumulants(wm, w0, wp)
+    big_k = n * lz
+    r2 = np.maximum(2.0 * (u * kk - big_k), 0.0)
+    w = np.sign(u) * np.sqrt(r2)
+    v = 2.0 * np.sinh(u / 2.0) * np.sqrt(n * k2)
+    small = np.abs(w) < 1e-4
+    ws = np.where(small, 1.0, w)
+    vs = np.where(small, 1.0, v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # upper tail: Q(w) − φ(w)(1/w − 1/v) = Q(w)[1 − h], h = φ(w)/Q(w) (1/w − 1/v)
+        log_q = _sp.log_ndtr(-ws)
+        log_phi = -0.5 * ws * ws - 0.5 * math.log(2.0 * math.pi)
+        h = np.exp(log_phi - log_q) * (1.0 / ws - 1.0 / vs)
+        lr = log_q + np.log1p(-np.minimum(h, 1.0 - 1e-300))
+    # near the centre: Edgeworth with continuity correction (p ≈ ½ there)
+    sd = np.sqrt(n * k2)
+    z = (kk - n * mu) / np.where(sd > 0, sd, 1.0)
+    skew = n * k3 / np.where(sd > 0, sd**3, 1.0)
+    edge = _sp.ndtr(-z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) * skew / 6.0 * (z * z - 1.0)
+    val = np.where(small, np.log(np.clip(edge, 1e-300, 1.0)), lr)
+    out = np.where(mid, np.minimum(val, 0.0), out)
+    return out
+
+
+def _log_lower_saddle(t, n, a, b, c):
+    """log P(D ≤ t) = log P(−D ≥ −t) (−D has a and b swapped)."""
+    return _log_upper_saddle(-np.asarray(t, dtype=np.float64), n, b, a, c)
+
+
+def _pair_kprime(theta, n_i, n_j, a, b, c):
+    """d/dθ of the CGF of T = n_j D_i − n_i D_j, divided by n_i n_j."""
+    wm, _, wp, _ = _step_weights(theta * n_j, a, b, c)
+    mu_i = wp - wm
+    wm2, _, wp2, _ = _step_weights(-theta * n_i, a, b, c)
+    return mu_i - (wp2 - wm2)
+
+
+def _window_centre(m, n_i, n_j, a, b, c):
+    """Tilted mean and sd of D_i at the saddlepoint of P(T ≥ m) (bisection, vectorized)."""
+    target = np.minimum(m / (n_i * n_j), 2.0 - 1e-12)
+    lo = np.zeros_like(target)
+    hi = np.full_like(target, 60.0) / np.minimum(n_i, n_j)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        big = _pair_kprime(mid, n_i, n_j, a, b, c) >= target
+        hi = np.where(big, mid, hi)
+        lo = np.where(big, lo, mid)
+    wm, w0, wp, _ = _step_weights(hi * n_j, a, b, c)
+    return n_i * (wp - wm), np.sqrt(n_i * (wp * w0 + wm * w0 + 4.0 * wp * wm))
+
+
+def log_tail_saddle(m, n_i, n_j, a, b, c, *, half_width: float = 12.0) -> np.ndarray:
+    """Saddlepoint log P(|D_i n_j − D_j n_i| ≥ m), vectorized over pairs (1-D arrays).
+
+    Sums P̂(D_i = x)[P̂(D_j ≤ ⌊(x n_j − m)/n_i⌋) + P̂(D_j ≥ ⌈(x n_j + m)/n_i⌉)] over x in the
+    windows x* ± (half_width σ* + 4) of the upper and the lower tail (terms beyond are
+    < e^(−half_width²/2) of the largest; log-concavity makes their sum negligible).
+    """
+    m = np.asarray(m, np.float64)
+    n_i = np.asarray(n_i, np.float64)
+    n_j = np.asarray(n_j, np.float64)
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    out = np.full(m.shape, -np.inf)
+    parts = []
+    for sign in (1.0, -1.0):  # upper tail T ≥ m, lower tail T ≤ −m (= −T ≥ m: swap a, b)
+        aa, bb = (a, b) if sign > 0 else (b, a)
+        xc, sd = _window_centre(m, n_i, n_j, aa, bb, c)
+        xc = sign * xc
+        parts.append((xc, sd))
+    # upper tail: D_j ≤ ⌊(x n_j − m)/n_i⌋ around its own x*; lower tail: D_j ≥ ⌈(x n_j + m)/n_i⌉
+    chunk = 4096
+    for s in range(0, m.size, chunk):
+        sl = slice(s, s + chunk)
+        acc = np.full(m[sl].shape, -np.inf)
+        for upper, (xc, sd) in zip((True, False), parts):
+            hw = np.ceil(half_width * sd[sl] + 4.0)
+            width = int(hw.max()) * 2 + 1
+            offs = np.arange(width, dtype=np.float64) - (width - 1) / 2
+            x = np.round(xc[sl])[:, None] + offs[None, :]
+            ni, nj, mm = n_i[sl, None], n_j[sl, None], m[sl, None]
+            aa, bb, cc = a[sl, None], b[sl, None], c[sl, None]
+            ok = (np.abs(x) <= ni) & (np.abs(offs)[None, :] <= hw[:, None])
+            x = np.where(ok, x, 0.0)
+            lp = _log_pmf_saddle(x, ni, aa, bb, cc)
+            if upper:
+                t = np.floor((x * nj - mm) / ni)  # exact: operands < 2^53, correctly rounded
+                t = np.where(t * ni > x * nj - mm, t - 1, t)
+                lt = _log_lower_saddle(np.clip(t, -nj, nj), nj, aa, bb, cc)
+                lt = np.where(t < -nj, -np.inf, np.where(t >= nj, 0.0, lt))
+            else:
+                t = np.ceil((x * nj + mm) / ni)
+                t = np.where(t * ni < x * nj + mm, t + 1, t)
+                lt = _log_upper_saddle(np.clip(t, -nj, nj), nj, aa, bb, cc)
+                lt = np.where(t > nj, -np.inf, np.where(t <= -nj, 0.0, lt))
+            terms = np.where(ok, lp + lt, -np.inf)
+            acc = np.logaddexp(acc, _sp.logsumexp(terms, axis=1))
+        out[sl] = acc
+    return np.minimum(out, 0.0)
+
+
+# ------------------------------------------------------------------------------ dispatch
+
+#: Smallest cell probability (a, b, c) for the saddlepoint path (its bound is tested from here).
+SADDLE_MIN_PROB = 0.005
+_METHODS = ("auto", "exact", "saddlepoint")
+
+
+def _saddle_ok(n_i, n_j, probs):
+    if probs is None:
+        return np.zeros(n_i.shape, dtype=bool)
+    return (np.minimum(n_i, n_j) >= SADDLE_MIN_N) & (probs.min(axis=-1) >= SADDLE_MIN_PROB)
+
+
+def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """log p-values and the method per pair, for 1-D arrays.
+
+    Args:
+        m: int64 (P,) observed |T| = |D_i n_j − D_j n_i| (a multiple of gcd(n_i, n_j)).
+        n_i, n_j: int64 (P,) group sizes ≥ 1.
+        probs: None (uniform null) or float64 (P, 3): (p_FN, p_FP, p_TP + p_TN) per pair.
+        method: ``"auto"``, ``"exact"`` or ``"saddlepoint"``.
+    """
+    P = m.shape[0]
+    ok = _saddle_ok(n_i, n_j, probs)
+    if method == "exact":
+        use_saddle = np.zeros(P, dtype=bool)
+    elif method == "saddlepoint":
+        if not ok.all():
+            raise ValueError(
+                f"method: 'saddlepoint' needs the multinomial null, min(n_i, n_j) ≥ {SADDLE_MIN_N} "
+                f"and every cell probability (p_FN, p_FP, p_TP + p_TN) ≥ {SADDLE_MIN_PROB}; "
+                "use method='auto' (exact where the saddlepoint is not allowed)."
+            )
+        use_saddle = ok
+    else:
+        keys = set(zip(n_i.tolist(), n_j.tolist(),
+                       map(tuple, probs.tolist()) if probs is not None else [None] * P))
+        work = sum(ni + nj for ni, nj, _ in keys)
+        use_saddle = ok & (work > AUTO_EXACT_WORK)
+    exact = ~use_saddle & (m > 0)
+    big = exact & (np.maximum(n_i, n_j) > EXACT_MAX_N)
+    if big.any():
+        raise ValueError(
+            f"n_i: the exact OFI p-value supports group sizes up to {EXACT_MAX_N:,} (got "
+            f"{int(np.maximum(n_i, n_j)[big].max()):,}); under a multinomial null with every cell "
+            f"probability ≥ {SADDLE_MIN_PROB} the saddlepoint approximation handles any size "
+            "(method='auto' or 'saddlepoint')."
+        )
+    log_p = np.zeros(P)
+    if exact.any():
+        idx = np.flatnonzero(exact)
+        groups: dict = {}
+        for k in idx.tolist():
+            pk = None if probs is None else tuple(probs[k].tolist())
+            groups.setdefault((int(n_i[k]), int(n_j[k]), pk), []).append(k)
+        for (ni, nj, pk), ks in groups.items():
+            lp_i, lp_j = log_diff_pmf(ni, pk), log_diff_pmf(nj, pk)
+            log_p[ks] = log_tail_exact(lp_i, lp_j, ni, nj, m[ks])
+    if use_saddle.any():
+        s = use_saddle & (m > 0)
+        if s.any():
+            pr = probs[s]
+            log_p[s] = log_tail_saddle(m[s].astype(np.float64), n_i[s], n_j[s],
+                                       pr[:, 0], pr[:, 1], pr[:, 2])
+    return log_p, np.where(use_saddle, "saddlepoint", "exact")
+
+
+# ------------------------------------------------------------------------------ public API
+
+
+def _check_sizes(x, name: str) -> np.ndarray:
+    if isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{name}: must be a positive integer group size; got a bool.")
+    arr = _v.as_numpy(x, name)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: must be positive integer group sizes; got dtype {arr.dtype}.")
+    if arr.dtype.kind == "f":
+        _v.check_finite(arr, name)
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name}: group sizes must be whole numbers; got {arr.tolist()!r}.")
+    if arr.size and (arr.min() < 1 or arr.max() > MAX_N):
+        raise ValueError(
+            f"{name}: group sizes must lie in [1, 2**31 − 1]; got min {arr.min()}, max {arr.max()}."
+        )
+    return arr.astype(np.int64)
+
+
+def _null_abc(null, name: str = "null", pooled=None):
+    """(..., 3) float64 (p_FN, p_FP, p_TP + p_TN) from a CM/probabilities (..., 4), or None."""
+    if isinstance(null, str):
+        choices = ("uniform",) if pooled is None else ("uniform", "pooled")
+        _v.check_choice(null, name, choices)
+        if null == "uniform":
+            return None
+        arr = pooled
+    else:
+        arr = _v.as_numpy(null, name)
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"{name}: must be 'uniform' or a reference CM of 4 counts (TP, FN, FP, TN).")
+        if arr.ndim < 1 or arr.shape[-1] != 4:
+            raise ValueError(
+                f"{name}: a reference CM needs a last axis of 4 (TP, FN, FP, TN); got shape {arr.shape}."
+            )
+        arr = arr.astype(np.float64)
+        _v.check_finite(arr, name)
+        if np.any(arr < 0) or np.any(arr.sum(-1) <= 0):
+            raise ValueError(
+                f"{name}: a reference CM must hold 4 non-negative counts with a positive total."
+            )
+    arr = np.asarray(arr, dtype=np.float64)
+    tot = arr.sum(-1)
+    return np.stack([arr[..., 1] / tot, arr[..., 2] / tot, (arr[..., 0] + arr[..., 3]) / tot], -1)
+
+
+def _finish(log_p, ofi, used, shape) -> PValue:
+    log_p = np.minimum(log_p, 0.0).reshape(shape)
+    used = used.reshape(shape)
+    return PValue(np.exp(log_p), log_p, np.asarray(ofi, np.float64).reshape(shape), used,
+                  used == "saddlepoint")
+
+
+def ofi_pvalue_cms(cm_i, cm_j, *, null="pooled", method: str = "auto") -> PValue:
+    r"""Two-sided OFI p-values of many pairs of confusion matrices at once (the one engine).
+
+    .. math:: p = P_{H_0}\big(|B^*_i - B^*_j| \ge |B_i - B_j|\big), \quad B = (FP - FN)/n
+
+    with the two groups' matrices drawn independently under the null; ties are decided in
+    integers (|D_i n_j − D_j n_i| ≥ M). Broadcasts over leading axes.
+
+    Args:
+        cm_i, cm_j: (..., 4) integer counts TP, FN, FP, TN (n ≥ 1 each).
+        null: ``"pooled"`` (Multinomial(n, p) with p = (cm_i + cm_j)/(n_i + n_j) per pair),
+            ``"uniform"`` (uniform over M(n)), or a reference CM (..., 4) (Multinomial(n, cm/Σcm)).
+        method: ``"auto"`` (exact unless the exact work Σ(n_i + n_j) over distinct pairs exceeds
+            2e6; then the saddlepoint for pairs that allow it), ``"exact"`` (log-space exact
+            convolution, any null, n ≤ 5e6) or ``"saddlepoint"`` (multinomial null,
+            min(n_i, n_j) ≥ 2000, every cell probability ≥ 0.005; relative error ≤ 1e-3).
+
+    Returns:
+        :class:`PValue` (p_value, log_p_value, ofi, method, approximate), each of shape (...).
+
+    Example:
+        >>> from ofijax.distributions import ofi_pvalue_cms
+        >>> r = ofi_pvalue_cms([0, 1, 0, 5], [0, 7, 0, 11], null="uniform")
+        >>> round(float(r.p_value), 3), str(r.method), bool(r.approximate)
+        (0.716, 'exact', False)
+    """
+    _v.check_choice(method, "method", _METHODS)
+    ci = _v.check_counts(cm_i, "cm_i")
+    cj = _v.check_counts(cm_j, "cm_j")
+    for name, c in (("cm_i", ci), ("cm_j", cj)):
+        if c.ndim < 1 or c.shape[-1] != 4:
+            raise ValueError(f"{name}: last axis must have length 4 (TP, FN, FP, TN); got {c.shape}.")
+        if c.size and c.sum(-1).min() <= 0:
+            raise ValueError(f"{name}: a group has n = 0; every group needs at least one row.")
+        if c.size and c.max() > MAX_N:
+            raise ValueError(f"{name}: counts above 2**31 − 1 are not supported; got {c.max():.0f}.")
+    abc = None if isinstance(null, str) else _null_abc(null, "null")
+    shapes = [ci.shape[:-1], cj.shape[:-1]] + ([] if abc is None else [abc.shape[:-1]])
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise ValueError(f"cm_j: the shapes of cm_i, cm_j (and null) do not broadcast: {shapes}.") from exc
+    ci = np.broadcast_to(ci, shape + (4,)).astype(np.int64).reshape(-1, 4)
+    cj = np.broadcast_to(cj, shape + (4,)).astype(np.int64).reshape(-1, 4)
+    if isinstance(null, str):
+        abc = _null_abc(null, "null", pooled=ci + cj)
+    else:
+        abc = np.ascontiguousarray(np.broadcast_to(abc, shape + (3,)).reshape(-1, 3))
+    n_i, n_j = ci.sum(-1), cj.sum(-1)
+    d_i, d_j = ci[:, 2] - ci[:, 1], cj[:, 2] - cj[:, 1]
+    m = np.abs(d_i * n_j - d_j * n_i)
+    log_p, used = engine(m, n_i, n_j, abc, method)
+    return _finish(log_p, d_i / n_i - d_j / n_j, used, shape)
+
+
+def ofi_pvalue(ofi_observed, n_i, n_j, *, null="uniform", method: str = "auto"):
+    """Two-sided p-value P(|OFI*| ≥ |observed|) under the null, for arrays (broadcasting).
+
+    ``null`` is ``"uniform"`` (both groups uniform on M(n)) or a reference CM (..., 4) giving
+    Multinomial(n, cm / Σ cm) for both groups. Observed values within 1e-6 of the lattice
+    1/lcm(n_i, n_j) are snapped to it, so that OFIs computed in float32 or float64 from real
+    counts hit their support point; other values are rounded up (P(|OFI*| ≥ value)). Pass the
+    counts to :func:`ofi_pvalue_cms` to avoid floating point altogether.
+    |OFI| ≤ 2 always, so |ofi_observed| > 2 is refused (it cannot come from two matrices). The
+    engine is exact in log space (relative error ~1e-12 however small p is; no FFT); ``method``
+    as in :func:`ofi_pvalue_cms` (use that function, or ``log_p_value``, for p below 1e-308 and
+    for the per-entry method flags). Returns a float for scalar inputs, else float64 arrays.
+
+    Example:
+        >>> from ofijax.distributions import ofi_pvalue
+        >>> ofi_pvalue(0.0, 1, 1), ofi_pvalue(2.0, 1, 1), round(ofi_pvalue(1.0, 1, 1), 4)
+        (1.0, 0.125, 0.625)
+        >>> ofi_pvalue([0.5, 1.0], 2, [2, 4]).round(4).tolist()
+        [0.74, 0.2286]
+    """
+    return _ofi_pvalue_result(ofi_observed, n_i, n_j, null=null, method=method, scalar=True)
+
+
+def _ofi_pvalue_result(ofi_observed, n_i, n_j, *, null, method, scalar=False):
+    _v.check_choice(method, "method", _METHODS)
+    obs = _v.as_numpy(ofi_observed, "ofi_observed")
+    if obs.dtype.kind not in "biuf":
+        raise ValueError(f"ofi_observed: must be numeric OFI values; got dtype {obs.dtype}.")
+    obs = obs.astype(np.float64)
+    _v.check_finite(obs, "ofi_observed")
+    if obs.size and np.abs(obs).max() > 2.0 + 1e-12:
+        raise ValueError(
+            f"ofi_observed: |OFI| ≤ 2 for any two confusion matrices; got {np.abs(obs).max():.6g}. "
+            "Pass OFI = B_i − B_j (not a percentage or a scaled value)."
+        )
+    ni, nj = _check_sizes(n_i, "n_i"), _check_sizes(n_j, "n_j")
+    abc = _null_abc(null, "null")
+    shapes = [obs.shape, ni.shape, nj.shape] + ([] if abc is None else [abc.shape[:-1]])
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise ValueError(
+            f"n_j: the shapes of ofi_observed, n_i, n_j (and null) do not broadcast: {shapes}."
+        ) from exc
+    obs = np.broadcast_to(obs, shape).reshape(-1)
+    ni = np.broadcast_to(ni, shape).reshape(-1)
+    nj = np.broadcast_to(nj, shape).reshape(-1)
+    if abc is not None:
+        abc = np.ascontiguousarray(np.broadcast_to(abc, shape + (3,)).reshape(-1, 3))
+    g = np.gcd(ni, nj)
+    lcm = (ni // g) * nj
+    x = np.abs(obs) * lcm
+    r = np.round(x)
+    k = np.where(np.abs(x - r) <= 1e-6 * lcm, r, np.ceil(x))  # within 1e-6 of a lattice point
+    m = k.astype(np.int64) * g
+    log_p, used = engine(m, ni, nj, abc, method)
+    res = _finish(log_p, obs, used, shape)
+    if scalar:
+        return float(res.p_value) if res.p_value.ndim == 0 else res.p_value
+    return res
