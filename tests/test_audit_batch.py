@@ -388,3 +388,20 @@ def test_cli_batch_errors_one_line_exit_2(cli_csv, tmp_path, capsys, extra, matc
     assert rc == 2
     assert len(err.splitlines()) == 1 and match in err, err
     assert not out.exists()
+
+
+def test_saddlepoint_path_is_flagged_and_within_its_bound():
+    rng = np.random.default_rng(9)
+    n = 5000
+    g = np.r_[["a"] * 2500, ["b"] * 2500]
+    y = rng.integers(0, 2, n)
+    base = np.where(rng.random(n) < 0.2, 1 - y, y)
+    preds = np.stack([np.where((rng.random(n) < 0.1 * j) & (g == "b"), 0, base) for j in range(3)])
+    ex = audit_batch(y, preds, sensitive_features=g, method="exact")
+    sp = audit_batch(y, preds, sensitive_features=g, method="saddlepoint")
+    assert not ex.pairs["approximate"].any()
+    moved = sp.pairs["p_value"] < 1.0
+    assert sp.pairs.loc[moved, "approximate"].all()
+    np.testing.assert_allclose(sp.pairs["p_value"], ex.pairs["p_value"], rtol=1e-3)
+    assert any("saddlepoint" in note for note in sp.notes)
+    assert ex.pairs["p_value"].min() < 1e-6  # the test reaches the tail
