@@ -19,7 +19,7 @@ p-values come from the one engine, :func:`ofijax.distributions.ofi_pvalue_cms`: 
 
 so ties are decided in integer arithmetic, and the sum of positive terms is kept in log space:
 small p-values keep their digits (no FFT, no floor). Large batches of large groups may use its
-saddlepoint path (relative error ≤ 1e-3); ``method`` in the result says which ran.
+saddlepoint path (relative error ≤ 2e-3); ``method`` in the result says which ran.
 
 The bootstrap interval resamples rows within each group, which for unweighted data is exactly
 Multinomial(n_g, cm_g/n_g) per group; the percentile interval of the pairwise OFIs is returned.
@@ -156,7 +156,7 @@ def ofi_test(
             p_pooled = (cm_i + cm_j)/(n_i + n_j); ``"uniform"``: each group's matrix uniform over
             M(n_g), the OFI paper's null (depends only on n_i, n_j).
         method: ``"exact"`` (default; :func:`ofijax.distributions.ofi_pvalue_cms`, log-space exact
-            convolution), ``"saddlepoint"`` (its approximation, relative error ≤ 1e-3, pooled null,
+            convolution), ``"saddlepoint"`` (its approximation, relative error ≤ 2e-3, pooled null,
             n ≥ 2000) or ``"monte_carlo"`` (``num_samples`` draws from the
             :mod:`ofijax.distributions` samplers; p = (1 + hits)/(1 + draws)).
         key: PRNG key or int seed; used (and required) only by ``method="monte_carlo"``.

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
-from fractions import Fraction
 from typing import Any
 
 __all__ = ["main", "build_parser", "load_table", "prepare"]
@@ -339,93 +337,6 @@ def write_markdown(af, report: dict, path: str, images: list[str], plot_note: st
         lines += ["", "## Heatmaps", ""] + [f"![{im}]({im})" for im in images]
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
-
-
-# ------------------------------------------------------------------------------------------------
-# Simulation
-# ------------------------------------------------------------------------------------------------
-
-
-def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: float | None) -> str:
-    """Monte Carlo of B (and OFI for two sizes) under a null, next to the exact values.
-
-    Draws come from the :mod:`ofijax.distributions` samplers (one jitted pair draw per chunk of
-    65,536, so one compilation); exact moments, tails and thresholds from the same module. Ties in
-    |OFI| ≥ t are decided in integers: |D_i n_j − D_j n_i| ≥ ⌈t n_i n_j⌉ with D = FP − FN.
-    """
-    import jax
-    import numpy as np
-
-    from ofijax import distributions as D
-    from ofijax.auditing import _significance as sig
-    from ofijax.auditing._frame import _progress
-    from ofijax.cm import FN, FP
-
-    probs = None
-    if null != "uniform":
-        c = np.asarray(cm, dtype=float)
-        probs = c / c.sum()
-
-    def sampler(n):
-        if null == "uniform":
-            return D.uniform_sampler(n)
-        if null == "multinomial":
-            return D.multinomial_sampler(n, probs)
-        return D.subsample_sampler([int(round(x)) for x in cm], n)
-
-    ni, nj = (ns[0], ns[1]) if len(ns) == 2 else (ns[0], ns[0])
-    chunk = int(min(samples, 1 << 16))
-    draw = jax.jit(lambda k: D.pair_sampler(sampler(ni), sampler(nj))(k, (chunk,)))
-    key = jax.random.key(seed)
-    d_i, d_j = [], []
-    for start in _progress(range(0, samples, chunk), "simulate"):
-        cms = np.asarray(draw(jax.random.fold_in(key, start // chunk)))[: samples - start].astype(np.int64)
-        d_i.append(cms[:, 0, FP] - cms[:, 0, FN])
-        d_j.append(cms[:, 1, FP] - cms[:, 1, FN])
-    d_i, d_j = np.concatenate(d_i), np.concatenate(d_j)
-
-    null_txt = {
-        "uniform": "uniform over M(n)",
-        "multinomial": f"Multinomial(n, p = {np.round(probs, 4).tolist() if probs is not None else None})",
-        "subsample": f"subsample n rows without replacement from the CM {cm} (hypergeometric)",
-    }[null]
-    lines = [f"ofijax simulate: {samples} draws, null = {null_txt}, seed {seed}", ""]
-    lines.append(f"{'quantity':<22}{'MC mean':>10}{'MC sd':>10}{'exact mean':>12}{'exact sd':>10}"
-                 f"{'q2.5%':>9}{'q97.5%':>9}")
-
-    def row(name, x, mom):
-        em, es = ("n/a", "n/a") if mom is None else (f"{float(mom.mean):.4f}", f"{math.sqrt(float(mom.var)):.4f}")
-        q = np.quantile(x, [0.025, 0.975])
-        lines.append(f"{name:<22}{x.mean():>10.4f}{x.std():>10.4f}{em:>12}{es:>10}{q[0]:>9.3f}{q[1]:>9.3f}")
-
-    def exact_moments(n):
-        return None if null == "subsample" else D.marginal_benefit_moments(n, probs)
-
-    row(f"B, n = {ni}", d_i / ni, exact_moments(ni))
-    if len(ns) == 2:
-        row(f"B, n = {nj}", d_j / nj, exact_moments(nj))
-        mi, mj = exact_moments(ni), exact_moments(nj)
-        row(f"OFI, n = {ni}, {nj}", d_i / ni - d_j / nj,
-            None if mi is None else D.Moments(mi.mean - mj.mean, mi.var + mj.var))
-        stat = np.abs(d_i * nj - d_j * ni)  # = |OFI| n_i n_j, exact integers
-        checks = [("P(|OFI| >= 0.3)", math.ceil(Fraction(3, 10) * ni * nj))]
-        if observed is not None:  # the nearest attainable |OFI|
-            checks.append((f"P(|OFI| >= |{observed:+.4f}|)", int(round(abs(observed) * ni * nj))))
-        lines.append("")
-        for label, m in checks:
-            ex = "n/a" if null == "subsample" else (
-                f"{sig._pvalue_from_pmfs(sig.diff_pmf(ni, probs), sig.diff_pmf(nj, probs), ni, nj, m):.4f}")
-            lines.append(f"{label}: Monte Carlo {np.mean(stat >= m):.4f}, exact {ex}")
-        if null != "subsample":
-            t = D.ofi_threshold(ni, nj, null="uniform" if probs is None else list(probs))
-            lines.append(
-                f"exact 95% two-sided OFI threshold under this null: {t.threshold:.4f} "
-                f"(sd of OFI {t.sigma_ofi:.4f}; the paper's 0.3 approximates the sd of B for ONE group, "
-                f"here {t.sigma_b_i:.4f} and {t.sigma_b_j:.4f})"
-            )
-    if null == "uniform":
-        lines.append(f"exact Var(B) under the uniform null = (n + 4)/(10 n) = {(ni + 4) / (10 * ni):.5f} (n = {ni})")
-    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -777,6 +688,8 @@ def _cmd_simulate(args) -> int:
                 raise UserError(f"--n: cannot draw {max(args.n)} rows without replacement from {int(sum(args.cm))}.")
     elif args.cm is not None:
         raise UserError("--cm: only used with --null multinomial or subsample.")
+    from ofijax.cli._simulate import simulate_report
+
     print(simulate_report(args.n, null=args.null, cm=args.cm, samples=args.samples, seed=args.seed,
                           observed=args.observed))
     return 0

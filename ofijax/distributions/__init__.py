@@ -17,7 +17,7 @@ matrices with n samples), made exact, streaming or sampled:
 * **Thresholds and p-values** for OFI under an explicit null: :func:`ofi_threshold`,
   :func:`ofi_pvalue` (observed OFIs) and :func:`ofi_pvalue_cms` (pairs of confusion matrices,
   vectorized, :class:`PValue` with the method used): the one p-value engine, exact in log space,
-  with a saddlepoint path (relative error ≤ 1e-3, flagged ``approximate``) for large batches.
+  with a saddlepoint path (relative error ≤ 2e-3, flagged ``approximate``) for large batches.
 
 Null models (ofi_notes §8): "uniform" means every matrix of M(n) equally likely (the paper's
 setting); a reference CM means Multinomial(n, p = cm / Σ cm). A fixed p = (¼, ¼, ¼, ¼) multinomial

@@ -842,8 +842,8 @@ def monte_carlo(
     the block's chunks (sharded with ``jax.shard_map`` over a 1-D mesh of all devices when there
     are several) and returns one small summary per chunk; the host merges them with exact integer
     counts and float64 Chan–Welford moments. Memory is O(chunk_size + bins) for any
-    ``num_samples`` (1e10 works; it is a loop). A progress bar (tqdm if importable, else a stderr
-    line) appears when a run exceeds ~2 s, unless the environment sets ``OFIJAX_PROGRESS=0``.
+    ``num_samples`` (1e10 works; it is a loop). A one-line stderr progress counter appears when a
+    run exceeds ~2 s (:mod:`ofijax._progress`; ``OFIJAX_PROGRESS=0`` switches it off).
 
     Multi-host: call ``jax.distributed.initialize()`` in every process first; ``jax.devices()``
     then lists all hosts' devices and each block's chunks are spread over all of them; every

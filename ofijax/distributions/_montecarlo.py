@@ -17,9 +17,6 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-import os
-import sys
-import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -29,7 +26,9 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
-__all__ = ["Summary", "ChunkStats", "stream", "merge_summaries", "finalize", "progress_enabled"]
+from ofijax._progress import Progress
+
+__all__ = ["Summary", "ChunkStats", "stream", "merge_summaries", "finalize"]
 
 DEFAULT_QUANTILES = (0.005, 0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975, 0.995)
 
@@ -87,11 +86,6 @@ class ChunkStats(NamedTuple):
     min: Any
     max: Any
     hist: Any  # (chunks, bins + 2): below, bins..., above
-
-
-def progress_enabled() -> bool:
-    """Progress output is on unless the environment sets ``OFIJAX_PROGRESS=0``."""
-    return os.environ.get("OFIJAX_PROGRESS", "1") not in ("0", "false", "False", "")
 
 
 def _chunk_stats(values: jax.Array, valid: jax.Array, bins: int, lo: float, hi: float) -> ChunkStats:
@@ -302,41 +296,6 @@ def summary_from_values(values, *, bins: int = 100, range=(-1.0, 1.0), quantiles
     return finalize(acc, edges, quantiles)
 
 
-class _Progress:
-    def __init__(self, total: int, desc: str):
-        self.total, self.desc, self.done = total, desc, 0
-        self.start = time.perf_counter()
-        self.bar = None
-        self.last_line = 0.0
-        self.enabled = progress_enabled()
-
-    def update(self, k: int) -> None:
-        self.done += k
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        if self.bar is None and elapsed > 2.0 and self.done < self.total:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:  # pragma: no cover - tqdm is optional
-                self.bar = False
-            else:
-                self.bar = tqdm(total=self.total, desc=self.desc, unit="sample", unit_scale=True)
-                self.bar.update(self.done)
-                return
-        if self.bar:
-            self.bar.update(k)
-        elif self.bar is False and time.perf_counter() - self.last_line > 2.0:
-            self.last_line = time.perf_counter()
-            frac = self.done / self.total
-            print(f"{self.desc}: {self.done:,}/{self.total:,} ({frac:.0%}), {elapsed:.0f}s",
-                  file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.bar:
-            self.bar.close()
-
-
 def stream(
     key: jax.Array,
     generate: Callable,
@@ -370,7 +329,7 @@ def stream(
     fn = _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev)
     operands = generate.operands() if hasattr(generate, "operands") else ()
     acc = _Acc(bins)
-    prog = _Progress(total, desc)
+    prog = Progress(total, desc, unit="samples")
     try:
         for start in builtins.range(0, n_chunks, per_block):
             cids = np.arange(start, start + per_block, dtype=np.int64)
