@@ -405,3 +405,16 @@ def test_saddlepoint_path_is_flagged_and_within_its_bound():
     np.testing.assert_allclose(sp.pairs["p_value"], ex.pairs["p_value"], rtol=1e-3)
     assert any("saddlepoint" in note for note in sp.notes)
     assert ex.pairs["p_value"].min() < 1e-6  # the test reaches the tail
+
+
+def test_huge_integer_weights_do_not_wrap():
+    # weighted counts above 2**31: the OFI/DI tables must not wrap to negative numbers
+    y = np.array([1, 0, 1, 0, 1, 0, 1, 0])
+    g = np.array(list("aaaabbbb"))
+    preds = np.array([[1, 0, 1, 1, 1, 0, 0, 0]])
+    w = np.full(8, 2**30, dtype=np.int64)
+    ba = audit_batch(y, preds, sensitive_features=g, sample_weight=w, method="saddlepoint")
+    assert ba.cms.min() >= 0 and ba.cms.sum() == 8 * 2**30
+    small = audit_batch(y, preds, sensitive_features=g)
+    np.testing.assert_allclose(ba.pairs["ofi"], small.pairs["ofi"], rtol=1e-6)
+    np.testing.assert_allclose(ba.pairs["di"], small.pairs["di"], rtol=1e-6)

@@ -459,7 +459,14 @@ def audit_batch(
     )
 
     # ---- pairwise metrics (same compiled metric functions as audit) and exact p-values
-    ofi_m, di_m, ff_m = (np.asarray(x, np.float64) for x in _pair_tables(jnp.asarray(cms), di_variant=di_variant))
+    # pad the candidate axis to a power of two so that grids of similar sizes share one compilation
+    n_pad = 1 << max(0, (n_c - 1).bit_length())
+    padded = np.concatenate([cms, np.ones((n_pad - n_c, k, 4), np.int64)]) if n_pad > n_c else cms
+    if padded.max() >= 2**31 - 1:  # never let JAX's 32-bit default wrap a count: rates in float
+        padded = padded.astype(np.float64)
+    ofi_m, di_m, ff_m = (
+        np.asarray(x, np.float64)[:n_c] for x in _pair_tables(jnp.asarray(padded), di_variant=di_variant)
+    )
     iu, ju = np.triu_indices(k, 1)
     n_p = iu.size
     p_raw, approx = _batch_pvalues(cms, null, method)  # (C, P)
