@@ -107,7 +107,8 @@ class BatchAudit(NamedTuple):
         thresholds: ``(C,)`` thresholds for a score sweep, else ``None``.
         by_group: one row per (candidate, group): n, tp, fn, fp, tn, selection_rate, accuracy,
             true/false positive rates, marginal_benefit B.
-        pairs: one row per (candidate, unordered pair i < j): OFI, p_value (exact, two-sided),
+        pairs: one row per (candidate, unordered pair i < j): OFI, p_value (two-sided; column
+            ``approximate`` is True where it came from the saddlepoint path),
             p_adjusted (within the candidate, ``correction``), p_across (over all candidates ×
             pairs, ``across``), di, four_fifths, verdict (``audit``'s rules, within-candidate
             p-values), significant_across, disadvantaged group, selection rates and accuracies.
@@ -324,8 +325,10 @@ def audit_batch(
     r"""Audit many candidates (models, seeds or decision thresholds) at once, with exact tests.
 
     For every candidate c and pair of groups i < j: OFI(i, j) = B_i − B_j with B = (FP − FN)/n,
-    its exact two-sided p-value under ``null`` (the same test as :func:`ofijax.ofi_test`,
-    deduplicated and computed for all candidates × pairs in one vectorized call), the p-value
+    its two-sided p-value under ``null`` (the test of :func:`ofijax.ofi_test`, from the one engine
+    :func:`ofijax.distributions.ofi_pvalue_cms`, deduplicated and computed for all candidates ×
+    pairs in one vectorized call; exact, or saddlepoint with relative error ≤ 1e-3 where
+    ``method`` allows it, flagged in ``pairs["approximate"]``), the p-value
     adjusted within the candidate (``correction``, as :func:`ofijax.audit`) and across the whole
     batch (``across``), DI and the four-fifths screen, and :func:`ofijax.audit`'s verdict. Per
     candidate: a utility, max |OFI|, the worst pair, DI range and counts of significant pairs.
