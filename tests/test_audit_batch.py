@@ -418,3 +418,16 @@ def test_huge_integer_weights_do_not_wrap():
     small = audit_batch(y, preds, sensitive_features=g)
     np.testing.assert_allclose(ba.pairs["ofi"], small.pairs["ofi"], rtol=1e-6)
     np.testing.assert_allclose(ba.pairs["di"], small.pairs["di"], rtol=1e-6)
+
+
+def test_threshold_comparisons_are_float64_exact():
+    # a score 1e-9 below its threshold is below it; integer scores above 2**24 are not rounded
+    y = np.array([1, 0, 1, 0, 1, 0])
+    g = np.array(list("aabbab"))
+    s = np.array([0.5 - 1e-9, 0.5, 0.5 + 1e-9, 2.0**24 + 1, 2.0**24, 0.1])
+    th = [0.5, 2.0**24 + 1]
+    ba = audit_batch(y, scores=s, thresholds=th, sensitive_features=g)
+    for c, t in enumerate(th):
+        yp = (s >= t).astype(int)
+        want = audit_batch(y, yp[None], sensitive_features=g).cms[0]
+        np.testing.assert_array_equal(ba.cms[c], want)

@@ -428,11 +428,24 @@ def audit_batch(
         if scores is None or thresholds is None:
             raise ValueError("thresholds: a threshold grid needs both scores and thresholds.")
         _check_aligned("y_true", y_true, "scores", scores)
+        th = np.asarray(v.as_numpy(thresholds, "thresholds")).reshape(-1)
+        sc = np.asarray(v.as_numpy(scores, "scores"))
+        for name, x in (("thresholds", th), ("scores", sc)):
+            if x.dtype.kind not in "biuf":
+                raise ValueError(f"{name}: must be numeric, got dtype {x.dtype}.")
+            v.check_finite(x, name)
+        if th.size == 0:
+            raise ValueError("thresholds: is empty; pass at least one threshold.")
+        th = th.astype(np.float64)
+        # Compare in float64 here, whatever jax_enable_x64 says: a score's rank among the sorted
+        # distinct thresholds (score >= t  <=>  rank(score) >= rank(t)) is a small exact integer.
+        uniq = np.unique(th)
+        rank_s = np.searchsorted(uniq, sc.astype(np.float64), side="right") if sc.ndim == 1 else sc
+        rank_t = np.searchsorted(uniq, th, side="left") + 1
         gcm = threshold_sweep(
-            y_true, scores, sensitive_features, thresholds,
+            y_true, rank_s, sensitive_features, rank_t,
             sample_weight=sample_weight, beneficial_label=beneficial_label,
         )
-        th = np.asarray(v.as_numpy(thresholds, "thresholds"), np.float64).reshape(-1)
         ids = tuple(float(t) for t in th)
         if candidates is not None:
             ids = tuple(candidates)
