@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     if "approximate" in a.pairs.columns:
         approx = float((a.pairs["approximate"].sum() + b.pairs["approximate"].sum()) / pairs)
     n_sig = int((a.pairs["verdict"] == "algorithmic bias").sum() + (b.pairs["verdict"] == "algorithmic bias").sum())
-    min_p = float(min(a.pairs["p_value"].min(), b.pairs["p_value"].min()))
+    min_p = float(min(a.pairs["log10_p_value"].min(), b.pairs["log10_p_value"].min()))
     ratio_warm = fl_total / warm
     ratio_cold = fl_total / cold
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,11 @@ def main(argv=None) -> int:
         ("fairlearn_calls_timed", fl_calls), ("fairlearn_s_per_call", round(fl_time / fl_calls, 4)),
         ("fairlearn_total_s", round(fl_total, 2)), ("fairlearn_extrapolated", int(fl_calls < C)),
         ("ratio_warm", round(ratio_warm, 1)), ("ratio_cold", round(ratio_cold, 1)),
-        ("approximate_share", round(approx, 4)), ("significant_pairs", n_sig), ("min_p_value", min_p),
+        ("ratio_warm_models_only", round(fl_time / fl_calls * len(preds) / warm_mod, 1)),
+        ("ratio_warm_thresholds_only", round(fl_time / fl_calls * len(th) / warm_thr, 1)),
+        ("approximate_share_models", round(float(b.pairs["approximate"].mean()), 4)),
+        ("approximate_share_thresholds", round(float(a.pairs["approximate"].mean()), 4)),
+        ("approximate_share", round(approx, 4)), ("significant_pairs", n_sig), ("min_log10_p_value", round(min_p, 1)),
         ("selection_rate_max_abs_diff_vs_fairlearn", max_diff),
         ("warm_measured", int(not args.no_warm)),
         ("load_average_1min", round(os.getloadavg()[0], 1)),

@@ -431,3 +431,14 @@ def test_threshold_comparisons_are_float64_exact():
         yp = (s >= t).astype(int)
         want = audit_batch(y, yp[None], sensitive_features=g).cms[0]
         np.testing.assert_array_equal(ba.cms[c], want)
+
+
+def test_log10_p_value_keeps_digits_of_tiny_p():
+    n = 3000
+    g = np.r_[["a"] * n, ["b"] * n]
+    y = np.r_[np.ones(n // 2), np.zeros(n // 2), np.ones(n // 2), np.zeros(n // 2)].astype(int)
+    pred = np.r_[np.ones(n), np.zeros(n)].astype(int)  # a: everyone selected, b: nobody
+    ba = audit_batch(y, pred[None], sensitive_features=g, method="exact")
+    r = ofijax.distributions.ofi_pvalue_cms(ba.cms[0, 0], ba.cms[0, 1], null="pooled", method="exact")
+    assert ba.pairs["log10_p_value"].iloc[0] == pytest.approx(float(r.log_p_value) / np.log(10), rel=1e-9)
+    assert ba.pairs["log10_p_value"].iloc[0] < -308 and ba.pairs["p_value"].iloc[0] == 0.0

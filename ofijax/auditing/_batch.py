@@ -107,8 +107,9 @@ class BatchAudit(NamedTuple):
         thresholds: ``(C,)`` thresholds for a score sweep, else ``None``.
         by_group: one row per (candidate, group): n, tp, fn, fp, tn, selection_rate, accuracy,
             true/false positive rates, marginal_benefit B.
-        pairs: one row per (candidate, unordered pair i < j): OFI, p_value (two-sided; column
-            ``approximate`` is True where it came from the saddlepoint path),
+        pairs: one row per (candidate, unordered pair i < j): OFI, p_value (two-sided; 0.0 only
+            below 1e-308, where ``log10_p_value`` keeps its digits; ``approximate`` is True where
+            it came from the saddlepoint path),
             p_adjusted (within the candidate, ``correction``), p_across (over all candidates ×
             pairs, ``across``), di, four_fifths, verdict (``audit``'s rules, within-candidate
             p-values), significant_across, disadvantaged group, selection rates and accuracies.
@@ -204,8 +205,9 @@ def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 
 
-def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(C, P)`` two-sided p-values of every candidate's pairs i < j (upper-triangle order) and
+def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(C, P)`` two-sided p-values of every candidate's pairs i < j (upper-triangle order), their
+    natural logs (digits kept below 1e-308, where the p-value itself underflows to 0) and
     ``(C, P)`` booleans: True where the engine took its saddlepoint path (approximate).
 
     One call of the vectorized engine :func:`ofijax.distributions.ofi_pvalue_cms` on the
@@ -226,6 +228,7 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray,
         cols += [pooled[..., q] for q in range(4)]
     key = np.stack([x.reshape(-1) for x in cols], -1)
     p = np.ones(key.shape[0])
+    log_p = np.zeros(key.shape[0])
     approx = np.zeros(key.shape[0], dtype=bool)
     todo = np.flatnonzero(key[:, 2] > 0)
     if todo.size:
@@ -235,8 +238,9 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray,
         r = _dist.ofi_pvalue_cms(c[cand, iu[pair]], c[cand, ju[pair]], null=null, method=method)
         inv = inv.reshape(-1)
         p[todo] = np.clip(np.asarray(r.p_value, np.float64)[inv], 0.0, 1.0)
+        log_p[todo] = np.minimum(np.asarray(r.log_p_value, np.float64)[inv], 0.0)
         approx[todo] = np.asarray(r.approximate, bool)[inv]
-    return p.reshape(m.shape), approx.reshape(m.shape)
+    return p.reshape(m.shape), log_p.reshape(m.shape), approx.reshape(m.shape)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -485,7 +489,7 @@ def audit_batch(
     )
     iu, ju = np.triu_indices(k, 1)
     n_p = iu.size
-    p_raw, approx = _batch_pvalues(cms, null, method)  # (C, P)
+    p_raw, log_p, approx = _batch_pvalues(cms, null, method)  # (C, P)
     if correction == "holm":
         p_adj = holm_batch(p_raw)
     elif correction == "bonferroni":
@@ -542,6 +546,7 @@ def audit_batch(
         "accuracy_i": acc[:, iu].reshape(-1), "accuracy_j": acc[:, ju].reshape(-1),
         "ofi": o.reshape(-1),
         "p_value": p_raw.reshape(-1), "p_adjusted": p_adj.reshape(-1), "p_across": p_acr.reshape(-1),
+        "log10_p_value": log_p.reshape(-1) / np.log(10.0),
         "approximate": approx.reshape(-1),
         "di": di.reshape(-1), "four_fifths": four.reshape(-1),
         "verdict": verdict.reshape(-1),
