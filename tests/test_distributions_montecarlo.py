@@ -169,19 +169,19 @@ def test_monte_carlo_ofi_pairs_and_threshold():
     assert mc.sigma_ofi == exact.sigma_ofi
 
 
-def test_progress_line_without_tqdm(monkeypatch, capsys):
+def test_progress_goes_through_the_one_helper(monkeypatch, capsys):
+    import ofijax._progress as prog
+
+    assert MC.Progress is prog.Progress  # no second progress helper
     monkeypatch.setenv("OFIJAX_PROGRESS", "1")
-    p = MC._Progress(100, "demo")
-    p.start -= 10  # pretend we have been running for a while
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # import fails → plain stderr line
+    p = MC.Progress(100, "demo", delay=0.0)
     p.update(50)
-    p.update(10)
     p.close()
     assert "demo: 50/100" in capsys.readouterr().err
     monkeypatch.setenv("OFIJAX_PROGRESS", "0")
-    q = MC._Progress(100, "quiet")
-    q.start -= 10
+    q = MC.Progress(100, "quiet", delay=0.0)
     q.update(50)
+    q.close()
     assert capsys.readouterr().err == ""
 
 

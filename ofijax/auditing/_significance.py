@@ -39,17 +39,6 @@ from ofijax import distributions as _dist
 from ofijax.cm import FN, FP
 from ofijax.metrics import ofi, pairwise
 
-__all__ = [
-    "NULLS",
-    "OFITest",
-    "OFIBootstrap",
-    "ofi_test",
-    "pairwise_ofi_test",
-    "ofi_bootstrap",
-    "diff_pmf",
-    "holm",
-]
-
 #: The null models understood by :func:`ofi_test`.
 NULLS = ("uniform", "pooled")
 _METHODS = ("exact", "saddlepoint", "monte_carlo")
@@ -176,9 +165,9 @@ def ofi_test(
     ci, cj = _integer_cm(cm_i, "cm_i"), _integer_cm(cm_j, "cm_j")
     ref = _null_cm(null, ci + cj)
     v.check_choice(method, "method", _METHODS)
+    num = _num_draws(num_samples)
     if method == "monte_carlo":
-        p = float(_monte_carlo_pvalues(v.as_key(_require_key(key)), ci[None], cj[None], null,
-                                       _num_draws(num_samples))[0])
+        p = float(_monte_carlo_pvalues(v.as_key(_require_key(key)), ci[None], cj[None], null, num)[0])
         n_i, n_j = int(ci.sum()), int(cj.sum())
         o = (ci[FP] - ci[FN]) / n_i - (cj[FP] - cj[FN]) / n_j
         return OFITest(float(o), p, null, method)
@@ -219,6 +208,7 @@ def pairwise_ofi_test(
     c = c.astype(np.int64)
     v.check_choice(null, "null", NULLS)
     v.check_choice(method, "method", _PAIR_METHODS)
+    num = _num_draws(num_samples)
     n = c.sum(-1)
     if np.any(n <= 0):
         raise ValueError(f"cms: group {int(np.argmin(n))} has n = 0; drop empty groups first.")
@@ -228,8 +218,7 @@ def pairwise_ofi_test(
     if iu.size == 0:
         return out
     if method == "monte_carlo":
-        vals = _monte_carlo_pvalues(v.as_key(_require_key(key)), c[iu], c[ju], null,
-                                    _num_draws(num_samples), progress)
+        vals = _monte_carlo_pvalues(v.as_key(_require_key(key)), c[iu], c[ju], null, num, progress)
     else:
         vals = _dist.ofi_pvalue_cms(c[iu], c[ju], null=_null_cm(null, c[iu] + c[ju]),
                                     method=method).p_value

@@ -32,7 +32,6 @@ Example:
 from ofijax.distributions._exact import PAPER_THRESHOLD as PAPER_THRESHOLD
 from ofijax.distributions._exact import PMF as PMF
 from ofijax.distributions._exact import Moments as Moments
-from ofijax.distributions._exact import Summary as Summary
 from ofijax.distributions._exact import Threshold as Threshold
 from ofijax.distributions._exact import cell_value_count as cell_value_count
 from ofijax.distributions._exact import (
@@ -42,7 +41,6 @@ from ofijax.distributions._exact import enumerate_confusion_matrices as enumerat
 from ofijax.distributions._exact import marginal_benefit_count as marginal_benefit_count
 from ofijax.distributions._exact import marginal_benefit_moments as marginal_benefit_moments
 from ofijax.distributions._exact import marginal_benefit_pmf as marginal_benefit_pmf
-from ofijax.distributions._exact import merge_summaries as merge_summaries
 from ofijax.distributions._exact import monte_carlo as monte_carlo
 from ofijax.distributions._exact import multinomial_sampler as multinomial_sampler
 from ofijax.distributions._exact import num_confusion_matrices as num_confusion_matrices
@@ -60,6 +58,8 @@ from ofijax.distributions._exact import subsample as subsample
 from ofijax.distributions._exact import subsample_sampler as subsample_sampler
 from ofijax.distributions._exact import uniform_sampler as uniform_sampler
 from ofijax.distributions._exact import unrank_confusion_matrix as unrank_confusion_matrix
+from ofijax.distributions._montecarlo import Summary as Summary
+from ofijax.distributions._montecarlo import merge_summaries as merge_summaries
 from ofijax.distributions._pvalue import PValue as PValue
 from ofijax.distributions._pvalue import ofi_pvalue as ofi_pvalue
 from ofijax.distributions._pvalue import ofi_pvalue_cms as ofi_pvalue_cms

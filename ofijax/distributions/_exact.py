@@ -48,39 +48,7 @@ from . import _combinatorics as _C
 from . import _montecarlo as _MC
 from . import _pvalue as _P
 from . import _sampling as _S
-from ._montecarlo import Summary, merge_summaries
-
-__all__ = [
-    "PMF",
-    "Moments",
-    "Summary",
-    "Threshold",
-    "num_confusion_matrices",
-    "cell_value_count",
-    "marginal_benefit_count",
-    "enumerate_confusion_matrices",
-    "rank_confusion_matrix",
-    "unrank_confusion_matrix",
-    "marginal_benefit_pmf",
-    "marginal_benefit_moments",
-    "ofi_pmf",
-    "ofi_moments",
-    "reduce_all",
-    "sample_uniform",
-    "sample_multinomial",
-    "sample_dirichlet_multinomial",
-    "subsample",
-    "uniform_sampler",
-    "multinomial_sampler",
-    "dirichlet_multinomial_sampler",
-    "subsample_sampler",
-    "pair_sampler",
-    "pair_statistic",
-    "monte_carlo",
-    "merge_summaries",
-    "ofi_threshold",
-    "PAPER_THRESHOLD",
-]
+from ._montecarlo import Summary
 
 #: The OFI paper's fixed flag threshold (≈ σ of B for ONE group under the uniform null).
 PAPER_THRESHOLD = 0.3
@@ -101,6 +69,20 @@ def _check_n(n: Any, name: str = "n") -> int:
     n = int(n)
     if n <= 0:
         raise ValueError(f"{name}: must be a positive integer (n ≥ 1); got {n}.")
+    return n
+
+
+#: Largest n the samplers draw (int32 counts); larger n is refused with a clear error.
+_SAMPLER_MAX_N = 2**31 - 4  # stars and bars draws positions in [0, n + 3)
+
+
+def _check_sampler_n(n: Any) -> int:
+    n = _check_n(n)
+    if n > _SAMPLER_MAX_N:
+        raise ValueError(
+            f"n: the samplers return int32 counts, so n must be at most 2**31 − 4 = {_SAMPLER_MAX_N:,}; got {n:,}. "
+            "Draw smaller groups (B = (FP − FN)/n is scale-free) or use the exact/saddlepoint tools."
+        )
     return n
 
 
@@ -176,21 +158,13 @@ def _check_cm(cm: Any, name: str = "cm") -> tuple[int, ...]:
 
 
 def _null_probs(null: Any) -> tuple[float, ...] | None:
-    """None for the uniform null, else p = cm / Σ cm from a reference CM (or probabilities)."""
-    if isinstance(null, str):
-        _v.check_choice(null, "null", ("uniform",))
+    """None for the uniform null, else p = cm / Σ cm from ONE reference CM (or probabilities)."""
+    p = _P.null_probs(null, "null")
+    if p is None:
         return None
-    arr = _check_four(null, "null")
-    if arr.dtype.kind not in "biuf":
-        raise ValueError("null: must be 'uniform' or a reference CM of 4 non-negative counts.")
-    arr = arr.astype(np.float64)
-    _v.check_finite(arr, "null")
-    if np.any(arr < 0) or arr.sum() <= 0:
-        raise ValueError(
-            "null: a reference CM must hold 4 non-negative counts (TP, FN, FP, TN) with a "
-            f"positive total; got {arr.tolist()}."
-        )
-    return tuple(float(v) for v in arr / arr.sum())
+    if p.shape != (4,):
+        raise ValueError(f"null: must be one reference CM of 4 counts here; got shape {p.shape[:-1] + (4,)}.")
+    return tuple(float(v) for v in p)
 
 
 # ------------------------------------------------------------------------------ exact results
@@ -357,6 +331,11 @@ def marginal_benefit_pmf(n: int, probs: Any = None) -> PMF:
         ([-2, -1, 0, 1, 2], (1, 2, 4, 2, 1), 10)
     """
     n = _check_n(n)
+    if n > _P.EXACT_MAX_N:
+        raise ValueError(
+            f"n: the PMF of B has 2n + 1 = {2 * n + 1:,} support points; n up to {_P.EXACT_MAX_N:,} "
+            "is supported (use marginal_benefit_moments or Monte Carlo for larger groups)."
+        )
     num = np.arange(-n, n + 1, dtype=np.int64)
     if probs is None:
         counts = _C.diff_counts(n)
@@ -384,16 +363,8 @@ def marginal_benefit_moments(n: int, probs: Any = None) -> Moments:
         Fraction(1, 8)
     """
     n = _check_n(n)
-    if probs is None:
-        total = _C.num_cms(n)
-        s1 = 0
-        s2 = 0
-        for d in range(-n, n + 1):
-            c = _C.diff_count(d, n)
-            s1 += d * c
-            s2 += d * d * c
-        mean = Fraction(s1, n * total)
-        return Moments(mean, Fraction(s2, n * n * total) - mean * mean)
+    if probs is None:  # Theorem D.2 (checked against the exact counts in the tests)
+        return Moments(Fraction(0), Fraction(n + 4, 10 * n))
     _check_probs(probs)  # validates
     raw = list(probs)
     pfp, pfn = _C.fraction_or_float(raw[2]), _C.fraction_or_float(raw[1])
@@ -517,25 +488,39 @@ def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Arr
         >>> cms.shape, cms.dtype, cms.sum(-1).tolist()
         ((3, 4), dtype('int32'), [10, 10, 10])
     """
-    n = _check_n(n)
+    key = _v.as_key(key)
+    n = _check_sampler_n(n)
     return _S.uniform_cms(key, n, _check_shape(shape))
 
 
 @functools.partial(jax.jit, static_argnums=(1, 3))
 def _binomial_chain(key, n, p, shape):
-    """Sequential binomials for large n (p: (..., 4) float32)."""
+    """Sequential binomials for large n (p: (..., 4) float).
+
+    The remainders n − TP, … are kept in the default integer dtype (int32 holds every n < 2^31),
+    so rows sum to n exactly; each binomial count is drawn in the default float (float32: its
+    trial count is n rounded to 24 bits, a relative change below 6e-8) and clipped to the
+    remainder.
+    """
     k0, k1, k2 = jax.random.split(key, 3)
+    it = jnp.result_type(int)
+    ft = jnp.result_type(float)
     rest1 = p[..., 1] + p[..., 2] + p[..., 3]
     q1 = jnp.where(rest1 > 0, p[..., 1] / jnp.where(rest1 > 0, rest1, 1), 0.0)
     rest2 = p[..., 2] + p[..., 3]
     q2 = jnp.where(rest2 > 0, p[..., 2] / jnp.where(rest2 > 0, rest2, 1), 0.0)
-    tp = jax.random.binomial(k0, jnp.float32(n), jnp.broadcast_to(p[..., 0], shape), shape)
-    m1 = n - tp
-    fn = jax.random.binomial(k1, m1, jnp.broadcast_to(q1, shape), shape)
+
+    def draw(k, total, prob):
+        x = jax.random.binomial(k, total.astype(ft), jnp.broadcast_to(prob, shape), shape)
+        return jnp.clip(jnp.round(x).astype(it), 0, total)
+
+    m0 = jnp.full(shape, n, dtype=it)
+    tp = draw(k0, m0, p[..., 0])
+    m1 = m0 - tp
+    fn = draw(k1, m1, q1)
     m2 = m1 - fn
-    fp = jax.random.binomial(k2, m2, jnp.broadcast_to(q2, shape), shape)
-    out = jnp.stack([tp, fn, fp, m2 - fp], axis=-1)
-    return jnp.round(out).astype(jnp.int32)
+    fp = draw(k2, m2, q2)
+    return jnp.stack([tp, fn, fp, m2 - fp], axis=-1).astype(jnp.int32)
 
 
 def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] = ()) -> jax.Array:
@@ -553,11 +538,12 @@ def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] 
         >>> cms.shape, bool((cms.sum(-1) == 50).all())
         ((2, 3, 4), True)
     """
-    n = _check_n(n)
+    key = _v.as_key(key)
+    n = _check_sampler_n(n)
     p = _check_probs(probs)
     shape = _check_shape(shape)
     if n > _S.TABLE_MAX_N:
-        return _binomial_chain(key, n, jnp.asarray(p, jnp.float32), shape)
+        return _binomial_chain(key, n, jnp.asarray(p, jnp.result_type(float)), shape)
     t = _tables(n, "multinomial", p)
     return _S.table_sample(key, n, *t, shape)
 
@@ -578,12 +564,13 @@ def sample_dirichlet_multinomial(
         >>> sample_dirichlet_multinomial(jax.random.key(1), 7, [1, 1, 1, 1], (4,)).sum(-1).tolist()
         [7, 7, 7, 7]
     """
-    n = _check_n(n)
+    key = _v.as_key(key)
+    n = _check_sampler_n(n)
     a = _check_alpha(alpha)
     shape = _check_shape(shape)
     if n > _S.TABLE_MAX_N:
         k0, k1 = jax.random.split(key)
-        p = jax.random.dirichlet(k0, jnp.asarray(a, jnp.float32), shape)
+        p = jax.random.dirichlet(k0, jnp.asarray(a, jnp.result_type(float)), shape)
         return _binomial_chain(k1, n, p, shape)
     t = _tables(n, "dirichlet", a)
     return _S.table_sample(key, n, *t, shape)
@@ -602,6 +589,7 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
         >>> subsample(jax.random.key(0), [5, 0, 0, 5], 10, (2,)).tolist()
         [[5, 0, 0, 5], [5, 0, 0, 5]]
     """
+    key = _v.as_key(key)
     c = _check_cm(cm)
     n = _check_n(n)
     if n > sum(c):
@@ -704,17 +692,17 @@ class _PairStatistic:
 
 def uniform_sampler(n: int) -> Callable:
     """``sampler(key, shape)`` drawing uniformly from M(n) (for :func:`monte_carlo`)."""
-    return _Sampler("uniform", _check_n(n))
+    return _Sampler("uniform", _check_sampler_n(n))
 
 
 def multinomial_sampler(n: int, probs: Any) -> Callable:
     """``sampler(key, shape)`` drawing Multinomial(n, probs) matrices."""
-    return _Sampler("multinomial", _check_n(n), _check_probs(probs))
+    return _Sampler("multinomial", _check_sampler_n(n), _check_probs(probs))
 
 
 def dirichlet_multinomial_sampler(n: int, alpha: Any) -> Callable:
     """``sampler(key, shape)`` drawing Dirichlet-multinomial(n, alpha) matrices."""
-    return _Sampler("dirichlet", _check_n(n), _check_alpha(alpha))
+    return _Sampler("dirichlet", _check_sampler_n(n), _check_alpha(alpha))
 
 
 def subsample_sampler(cm: Any, n: int) -> Callable:
@@ -786,6 +774,18 @@ def _check_hist(bins: Any, range: Any, chunk_size: Any) -> tuple[int, tuple[floa
     return int(bins), (lo, hi), int(chunk_size)
 
 
+def _check_quantiles(quantiles: Any) -> tuple[float, ...] | None:
+    if quantiles is None:
+        return None
+    try:
+        q = np.asarray(quantiles, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"quantiles: must be numbers in [0, 1]; got {quantiles!r}.") from exc
+    if not np.all((q >= 0.0) & (q <= 1.0)):  # also refuses NaN
+        raise ValueError(f"quantiles: levels must lie in [0, 1] (e.g. 0.025, 0.975); got {quantiles!r}.")
+    return tuple(float(v) for v in q)
+
+
 def reduce_all(
     n: int,
     fn: Callable[[jax.Array], jax.Array],
@@ -818,7 +818,7 @@ def reduce_all(
     chunk_size = min(chunk_size, 1 << max(6, (total - 1).bit_length()))
     return _MC.stream(
         jax.random.key(0), _RankGen(n, chunk_size), fn, total,
-        chunk_size=chunk_size, bins=bins, range=rng, quantiles=quantiles,
+        chunk_size=chunk_size, bins=bins, range=rng, quantiles=_check_quantiles(quantiles),
         desc=f"reduce_all(n={n})",
     )
 
@@ -871,6 +871,7 @@ def monte_carlo(
         >>> s.count, abs(s.mean) < 0.05, abs(s.var - 0.14) < 0.02
         (4096, True, True)
     """
+    key = _v.as_key(key)
     num = _check_num_samples(num_samples)
     bins, rng, chunk_size = _check_hist(bins, range, chunk_size)
     if not callable(statistic):
@@ -880,7 +881,8 @@ def monte_carlo(
     chunk_size = min(chunk_size, 1 << max(6, (num - 1).bit_length()))
     return _MC.stream(
         key, _SampleGen(sampler, chunk_size), statistic, num,
-        chunk_size=chunk_size, bins=bins, range=rng, quantiles=quantiles, desc="monte_carlo",
+        chunk_size=chunk_size, bins=bins, range=rng, quantiles=_check_quantiles(quantiles),
+        desc="monte_carlo",
     )
 
 

@@ -171,6 +171,12 @@ def merge_summaries(*parts: Summary, quantile_levels=None) -> Summary:
     """
     if not parts:
         raise ValueError("parts: pass at least one Summary to merge.")
+    for p in parts:
+        if not isinstance(p, Summary):
+            raise TypeError(
+                f"parts: each argument must be a Summary; got {type(p).__name__}. Unpack a list: "
+                "merge_summaries(*summaries)."
+            )
     edges = parts[0].edges
     for p in parts[1:]:
         if p.edges.shape != edges.shape or not np.allclose(p.edges, edges):

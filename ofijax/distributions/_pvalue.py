@@ -50,6 +50,7 @@ __all__ = [
     "log_tail_exact",
     "log_tail_saddle",
     "engine",
+    "null_probs",
     "ofi_pvalue",
     "ofi_pvalue_cms",
 ]
@@ -432,21 +433,19 @@ def _check_sizes(x, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _null_abc(null, name: str = "null", pooled=None):
-    """(..., 3) float64 (p_FN, p_FP, p_TP + p_TN) from a CM/probabilities (..., 4), or None."""
+def null_probs(null, name: str = "null", pooled=None):
+    """(..., 4) float64 p = cm / Σ cm of a reference CM (or of ``pooled`` for "pooled"); None = uniform."""
     if isinstance(null, str):
-        choices = ("uniform",) if pooled is None else ("uniform", "pooled")
-        _v.check_choice(null, name, choices)
+        _v.check_choice(null, name, ("uniform",) if pooled is None else ("uniform", "pooled"))
         if null == "uniform":
             return None
-        arr = pooled
+        arr = np.asarray(pooled, dtype=np.float64)
     else:
         arr = _v.as_numpy(null, name)
-        if arr.dtype.kind not in "biuf":
-            raise ValueError(f"{name}: must be 'uniform' or a reference CM of 4 counts (TP, FN, FP, TN).")
-        if arr.ndim < 1 or arr.shape[-1] != 4:
+        if arr.dtype.kind not in "biuf" or arr.ndim < 1 or arr.shape[-1] != 4:
             raise ValueError(
-                f"{name}: a reference CM needs a last axis of 4 (TP, FN, FP, TN); got shape {arr.shape}."
+                f"{name}: must be 'uniform' or a reference CM of 4 non-negative counts (TP, FN, FP, TN) "
+                f"along the last axis; got {arr.dtype} of shape {arr.shape}."
             )
         arr = arr.astype(np.float64)
         _v.check_finite(arr, name)
@@ -454,9 +453,15 @@ def _null_abc(null, name: str = "null", pooled=None):
             raise ValueError(
                 f"{name}: a reference CM must hold 4 non-negative counts with a positive total."
             )
-    arr = np.asarray(arr, dtype=np.float64)
-    tot = arr.sum(-1)
-    return np.stack([arr[..., 1] / tot, arr[..., 2] / tot, (arr[..., 0] + arr[..., 3]) / tot], -1)
+    return arr / arr.sum(-1, keepdims=True)
+
+
+def _null_abc(null, name: str = "null", pooled=None):
+    """(..., 3) float64 (p_FN, p_FP, p_TP + p_TN) of :func:`null_probs`, or None."""
+    p = null_probs(null, name, pooled)
+    if p is None:
+        return None
+    return np.stack([p[..., 1], p[..., 2], p[..., 0] + p[..., 3]], -1)
 
 
 def _finish(log_p, ofi, used, shape) -> PValue:
