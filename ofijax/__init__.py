@@ -19,12 +19,16 @@ from ofijax import distributions as distributions
 from ofijax import metrics as metrics
 from ofijax import scan as scan
 from ofijax.auditing import AuditFrame as AuditFrame
+from ofijax.auditing import BatchAudit as BatchAudit
 from ofijax.auditing import OFIBootstrap as OFIBootstrap
 from ofijax.auditing import OFITest as OFITest
 from ofijax.auditing import audit as audit
+from ofijax.auditing import audit_batch as audit_batch
 from ofijax.auditing import ofi_bootstrap as ofi_bootstrap
 from ofijax.auditing import ofi_test as ofi_test
 from ofijax.auditing import pairwise_ofi_test as pairwise_ofi_test
+from ofijax.auditing import pareto_frontier as pareto_frontier
+from ofijax.auditing import select_candidates as select_candidates
 from ofijax.cm import GroupConfusionMatrices as GroupConfusionMatrices
 from ofijax.cm import confusion_matrix as confusion_matrix
 from ofijax.cm import flip as flip
@@ -103,6 +107,11 @@ __all__ = [
     "ofi_bootstrap",
     "OFITest",
     "OFIBootstrap",
+    # batch audits
+    "audit_batch",
+    "BatchAudit",
+    "pareto_frontier",
+    "select_candidates",
     # paper examples
     "Table1Scenario",
     "paper_table1",

@@ -8,6 +8,14 @@ Example:
     ['a', 'b']
 """
 
+from ofijax.auditing._batch import ACROSS as ACROSS
+from ofijax.auditing._batch import UTILITIES as UTILITIES
+from ofijax.auditing._batch import BatchAudit as BatchAudit
+from ofijax.auditing._batch import audit_batch as audit_batch
+from ofijax.auditing._batch import benjamini_hochberg as benjamini_hochberg
+from ofijax.auditing._batch import pareto_frontier as pareto_frontier
+from ofijax.auditing._batch import plot_frontier as plot_frontier
+from ofijax.auditing._batch import select_candidates as select_candidates
 from ofijax.auditing._frame import GROUP_METRICS as GROUP_METRICS
 from ofijax.auditing._frame import PAIR_METRICS as PAIR_METRICS
 from ofijax.auditing._frame import AuditFrame as AuditFrame
@@ -62,4 +70,13 @@ __all__ = [
     "to_jsonable",
     "write_heatmaps",
     "run_scans",
+    # batch audits (many candidates at once)
+    "BatchAudit",
+    "audit_batch",
+    "pareto_frontier",
+    "select_candidates",
+    "plot_frontier",
+    "benjamini_hochberg",
+    "ACROSS",
+    "UTILITIES",
 ]

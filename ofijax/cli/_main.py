@@ -435,6 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--force", action="store_true", help="replace an existing --out folder")
     o.add_argument("--no-plots", action="store_true", help="do not write heatmap PNGs")
     o.add_argument("--quiet", action="store_true", help="print only the verdicts")
+    from ofijax.cli._batch import add_batch_options
+
+    add_batch_options(pa)  # batch audit: --pred COL [COL ...], --score COL --thresholds A:B:STEP
 
     # scan -------------------------------------------------------------------------------------
     ps = sub.add_parser(
@@ -563,8 +566,11 @@ def _as_option(exc: Exception, mapping: dict | None = None) -> UserError:
 def _cmd_audit(args) -> int:
     from ofijax import __version__
     from ofijax.auditing import audit, render_report, to_jsonable, write_heatmaps
+    from ofijax.cli._batch import dispatch_batch
     from ofijax.cli._output import check_out_dir
 
+    if (rc := dispatch_batch(args, source=_source, prepare=prepare)) is not None:  # batch audit
+        return rc
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
     if not 0.0 < args.confidence < 1.0:

@@ -1,0 +1,822 @@
+r"""Batch audits: many candidate models or decision thresholds audited at once.
+
+:func:`audit_batch` audits C candidates (the rows of a ``(C, n)`` prediction array, the columns
+of a DataFrame of predictions, or the thresholds of a score) in one pass: per-group confusion
+matrices for every candidate (one segment-sum, or :func:`ofijax.threshold_sweep` without a pass
+over rows per threshold), every pairwise OFI, DI and four-fifths screen as ``(C, k, k)`` arrays,
+and the p-value of every (candidate, pair) from one vectorized call of the one OFI p-value engine,
+:func:`ofijax.distributions.ofi_pvalue_cms` (exact in log space, so small p-values keep their
+digits; a saddlepoint path with relative error ≤ 1e-3 for very large batches, flagged).
+Each candidate's verdicts follow :func:`ofijax.audit`'s rules exactly:
+
+* adjusted p (Holm over the candidate's k(k−1)/2 pairs, as ``audit``) < ``alpha`` →
+  **algorithmic bias**;
+* otherwise DI outside [4/5, 5/4] → **systemic disparity**;
+* otherwise → **no evidence**.
+
+**Picking the best of many candidates is itself a selection.** Each candidate's own verdicts are
+corrected only over its pairs, as in a one-model audit. When you then *choose* among hundreds of
+candidates the one that looks fairest, you have made hundreds of comparisons: some candidate will
+look clean by chance and some will look biased by chance. ``across`` therefore also adjusts the
+p-values over **all** candidates × pairs (``"holm"``: family-wise error over the whole batch;
+``"bh"``: Benjamini–Hochberg false-discovery rate; ``"none"``), reported as ``p_across`` and
+``significant_across``. Neither correction makes the *chosen* candidate's numbers unbiased: the
+winner's |OFI| and accuracy are optimistic on the data used to choose it. Confirm the choice on
+held-out data with a one-model :func:`ofijax.audit`.
+
+The frontier helpers read the per-candidate summary: :func:`pareto_frontier` (the candidates no
+other candidate beats on both a utility and a fairness cost), :func:`select_candidates` (those
+meeting stated constraints) and :func:`plot_frontier` (matplotlib; significance marked).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from ofijax import _validation as v
+from ofijax import distributions as _dist
+from ofijax import metrics as mt
+from ofijax.auditing import _significance as sig
+from ofijax.cm import FN, FP, TN, TP, group_confusion_matrices, threshold_sweep
+
+__all__ = [
+    "BatchAudit",
+    "audit_batch",
+    "pareto_frontier",
+    "select_candidates",
+    "plot_frontier",
+    "ACROSS",
+    "UTILITIES",
+    "FAIRNESS_COSTS",
+]
+
+#: Corrections across candidates offered by :func:`audit_batch`.
+ACROSS = ("holm", "bh", "none")
+
+#: Named utilities of a candidate, functions of its pooled ``(C, 4)`` confusion matrices.
+UTILITIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
+
+#: Fairness axes of the frontier: column of :attr:`BatchAudit.candidates` and whether lower is better.
+FAIRNESS_COSTS = {"max_abs_ofi": True, "di_ratio": False}
+
+_VERDICTS = ("algorithmic bias", "systemic disparity", "no evidence")
+_CORRECTIONS = ("holm", "bonferroni", "none")
+_MAX_CANDIDATES = 1_000_000
+
+
+def _rate(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, np.float64)
+    den = np.asarray(den, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _u_accuracy(c):
+    return _rate(c[..., TP] + c[..., TN], c.sum(-1))
+
+
+def _u_balanced(c):
+    return 0.5 * (_rate(c[..., TP], c[..., TP] + c[..., FN]) + _rate(c[..., TN], c[..., TN] + c[..., FP]))
+
+
+UTILITIES.update({
+    "accuracy": _u_accuracy,
+    "balanced_accuracy": _u_balanced,
+    "true_positive_rate": lambda c: _rate(c[..., TP], c[..., TP] + c[..., FN]),
+    "positive_predictive_value": lambda c: _rate(c[..., TP], c[..., TP] + c[..., FP]),
+    "selection_rate": lambda c: _rate(c[..., TP] + c[..., FP], c.sum(-1)),
+})
+
+
+class BatchAudit(NamedTuple):
+    """Result of :func:`audit_batch`: tidy tables over candidates, groups and pairs.
+
+    Attributes:
+        cms: ``(C, k, 4)`` int64 confusion matrices (TP, FN, FP, TN) of every candidate and group.
+        groups: the ``k`` group labels (sorted, as :func:`ofijax.audit`).
+        names: names of the sensitive columns.
+        candidate_ids: the ``C`` candidate labels (column names, indices or thresholds).
+        thresholds: ``(C,)`` thresholds for a score sweep, else ``None``.
+        by_group: one row per (candidate, group): n, tp, fn, fp, tn, selection_rate, accuracy,
+            true/false positive rates, marginal_benefit B.
+        pairs: one row per (candidate, unordered pair i < j): OFI, p_value (two-sided; 0.0 only
+            below 1e-308, where ``log10_p_value`` keeps its digits; ``approximate`` is True where
+            it came from the saddlepoint path),
+            p_adjusted (within the candidate, ``correction``), p_across (over all candidates ×
+            pairs, ``across``), di, four_fifths, verdict (``audit``'s rules, within-candidate
+            p-values), significant_across, disadvantaged group, selection rates and accuracies.
+        candidates: one row per candidate: utility, accuracy, selection_rate, max_abs_ofi,
+            worst_pair, worst_ofi, di_ratio (min/max selection rate over groups), di_min,
+            di_max, four_fifths_pass, n_significant (within), n_significant_across, n_systemic,
+            verdict (the most severe over its pairs), sorted as given (see :meth:`by_severity`).
+        settings: the options used (alpha, null, correction, across, utility, …).
+        notes: remarks worth reading (the selection caveat, undefined DIs).
+    """
+
+    cms: np.ndarray
+    groups: tuple
+    names: tuple
+    candidate_ids: tuple
+    thresholds: np.ndarray | None
+    by_group: pd.DataFrame
+    pairs: pd.DataFrame
+    candidates: pd.DataFrame
+    settings: dict
+    notes: tuple
+
+    def by_severity(self) -> pd.DataFrame:
+        """The per-candidate table, most severe first: significant pairs across candidates, then
+        within, then systemic disparities, then max |OFI|."""
+        c = self.candidates
+        return c.sort_values(
+            ["n_significant_across", "n_significant", "n_systemic", "max_abs_ofi"],
+            ascending=False, kind="stable",
+        )
+
+    def frontier(self, fairness: str = "max_abs_ofi") -> pd.DataFrame:
+        """:func:`pareto_frontier` of this batch (utility vs ``fairness``)."""
+        return pareto_frontier(self, fairness=fairness)
+
+    def select(self, **constraints: Any) -> pd.DataFrame:
+        """:func:`select_candidates` of this batch."""
+        return select_candidates(self, **constraints)
+
+    def plot(self, **kwargs: Any):
+        """:func:`plot_frontier` of this batch; returns the matplotlib figure."""
+        return plot_frontier(self, **kwargs)
+
+
+# ------------------------------------------------------------------------------------------------
+# Multiplicity (vectorized over leading axes)
+# ------------------------------------------------------------------------------------------------
+
+
+def holm_batch(p: np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values along the last axis (each leading index one family).
+
+    Equal to :func:`ofijax.auditing.holm` row by row (same stable ordering of ties).
+
+    Examples:
+        >>> from ofijax.auditing._batch import holm_batch
+        >>> holm_batch([[0.01, 0.04, 0.03], [0.5, 0.01, 0.2]]).round(2).tolist()
+        [[0.03, 0.06, 0.06], [0.5, 0.03, 0.4]]
+    """
+    p = np.asarray(p, np.float64)
+    m = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    ps = np.take_along_axis(p, order, -1)
+    adj = np.minimum(np.maximum.accumulate((m - np.arange(m)) * ps, axis=-1), 1.0)
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, adj, -1)
+    return out
+
+
+def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
+    r"""Benjamini–Hochberg step-up adjusted p-values (q-values) of a flat family.
+
+    .. math:: q_{(r)} = \min_{s \ge r} \min(1, m\,p_{(s)}/s)
+
+    Examples:
+        >>> from ofijax.auditing._batch import benjamini_hochberg
+        >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
+        [0.04, 0.053, 0.053, 0.5]
+    """
+    p = np.asarray(p, np.float64).reshape(-1)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    q = ps * m / np.arange(1, m + 1)
+    q = np.minimum.accumulate(q[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The p-value engine (one vectorized call over every candidate × pair)
+# ------------------------------------------------------------------------------------------------
+
+
+def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(C, P)`` two-sided p-values of every candidate's pairs i < j (upper-triangle order), their
+    natural logs (digits kept below 1e-308, where the p-value itself underflows to 0) and
+    ``(C, P)`` booleans: True where the engine took its saddlepoint path (approximate).
+
+    One call of the vectorized engine :func:`ofijax.distributions.ofi_pvalue_cms` on the
+    distinct tests: a test depends only on (n_i, n_j, the pair's pooled counts, M = |D_i n_j −
+    D_j n_i|) — the uniform null only on (n_i, n_j, M) — so a threshold grid finer than the
+    scores' resolution, or models that agree on a pair, cost one test. M = 0 gives p = 1 exactly.
+    """
+    c = np.asarray(cms, np.int64)
+    k = c.shape[-2]
+    iu, ju = np.triu_indices(k, 1)
+    n = c.sum(-1)
+    d = c[..., FP] - c[..., FN]
+    ni, nj = n[:, iu], n[:, ju]
+    m = np.abs(d[:, iu] * nj - d[:, ju] * ni)
+    cols = [ni, nj, m]
+    if null == "pooled":
+        pooled = c[:, iu, :] + c[:, ju, :]
+        cols += [pooled[..., q] for q in range(4)]
+    key = np.stack([x.reshape(-1) for x in cols], -1)
+    p = np.ones(key.shape[0])
+    log_p = np.zeros(key.shape[0])
+    approx = np.zeros(key.shape[0], dtype=bool)
+    todo = np.flatnonzero(key[:, 2] > 0)
+    if todo.size:
+        _, first, inv = np.unique(key[todo], axis=0, return_index=True, return_inverse=True)
+        rep = todo[first]  # one representative (candidate, pair) per distinct test
+        cand, pair = np.divmod(rep, iu.size)
+        r = _dist.ofi_pvalue_cms(c[cand, iu[pair]], c[cand, ju[pair]], null=null, method=method)
+        inv = inv.reshape(-1)
+        p[todo] = np.clip(np.asarray(r.p_value, np.float64)[inv], 0.0, 1.0)
+        log_p[todo] = np.minimum(np.asarray(r.log_p_value, np.float64)[inv], 0.0)
+        approx[todo] = np.asarray(r.approximate, bool)[inv]
+    return p.reshape(m.shape), log_p.reshape(m.shape), approx.reshape(m.shape)
+
+
+# ------------------------------------------------------------------------------------------------
+# Inputs
+# ------------------------------------------------------------------------------------------------
+
+
+def _candidate_predictions(y_pred: Any, candidates: Any) -> tuple[np.ndarray, tuple]:
+    """``(C, n)`` int8 predictions and C candidate labels from an array, DataFrame or dict."""
+    if isinstance(y_pred, dict):
+        if not y_pred:
+            raise ValueError("y_pred: the dict of candidates is empty; pass at least one prediction column.")
+        ids = tuple(y_pred)
+        arr = np.stack([v.check_binary(y_pred[c], f"y_pred[{c!r}]") for c in ids])
+    elif isinstance(y_pred, pd.DataFrame):
+        if y_pred.shape[1] == 0:
+            raise ValueError("y_pred: the DataFrame has no columns; one column per candidate.")
+        ids = tuple(y_pred.columns)
+        arr = v.check_binary(y_pred.to_numpy().T, "y_pred")
+    else:
+        arr = v.check_binary(y_pred, "y_pred")
+        if arr.ndim < 2:
+            raise ValueError(
+                f"y_pred: audit_batch needs candidates along leading axes, shape (C, n); got shape "
+                f"{arr.shape}. Use ofijax.audit for one prediction vector, or y_pred[None]."
+            )
+        lead = arr.shape[:-1]
+        arr = arr.reshape(-1, arr.shape[-1])
+        ids = tuple(range(arr.shape[0])) if len(lead) == 1 else tuple(np.ndindex(*lead))
+    if candidates is not None:
+        names = tuple(candidates)
+        if len(names) != arr.shape[0]:
+            raise ValueError(f"candidates: {len(names)} names for {arr.shape[0]} candidates; pass one per candidate.")
+        if len(set(names)) != len(names):
+            raise ValueError("candidates: names must be distinct.")
+        ids = names
+    if arr.shape[0] > _MAX_CANDIDATES:
+        raise ValueError(f"y_pred: {arr.shape[0]} candidates exceed the limit of {_MAX_CANDIDATES}; split the batch.")
+    return arr, ids
+
+
+def _check_aligned(name_a: str, a: Any, name_b: str, b: Any) -> None:
+    ia, ib = getattr(a, "index", None), getattr(b, "index", None)
+    if isinstance(ia, pd.Index) and isinstance(ib, pd.Index) and not ia.equals(ib):
+        raise ValueError(
+            f"{name_b}: its pandas index differs from {name_a}'s; rows would be matched by position. "
+            f"Align them first (e.g. {name_b}.reindex({name_a}.index)) or pass NumPy arrays."
+        )
+
+
+# ------------------------------------------------------------------------------------------------
+# audit_batch
+# ------------------------------------------------------------------------------------------------
+
+
+@functools.partial(jax.jit, static_argnames=("di_variant",))
+def _pair_tables(cms, *, di_variant):
+    di = mt.pairwise(functools.partial(mt.disparate_impact, variant=di_variant), cms)
+    return mt.pairwise(mt.ofi, cms), di, mt.four_fifths_rule(di)
+
+
+def _label(group: Any) -> str:
+    if isinstance(group, tuple):
+        return " & ".join(str(g) for g in group)
+    return str(group)
+
+
+def audit_batch(
+    y_true: Any,
+    y_pred: Any = None,
+    *,
+    sensitive_features: Any,
+    scores: Any = None,
+    thresholds: Any = None,
+    candidates: Any = None,
+    sample_weight: Any = None,
+    beneficial_label: int = 1,
+    alpha: float = 0.05,
+    null: str = "pooled",
+    method: str = "auto",
+    correction: str = "holm",
+    across: str = "holm",
+    di_variant: str = "paper",
+    utility: str | Callable = "accuracy",
+) -> BatchAudit:
+    r"""Audit many candidates (models, seeds or decision thresholds) at once, with exact tests.
+
+    For every candidate c and pair of groups i < j: OFI(i, j) = B_i − B_j with B = (FP − FN)/n,
+    its two-sided p-value under ``null`` (the test of :func:`ofijax.ofi_test`, from the one engine
+    :func:`ofijax.distributions.ofi_pvalue_cms`, deduplicated and computed for all candidates ×
+    pairs in one vectorized call; exact, or saddlepoint with relative error ≤ 1e-3 where
+    ``method`` allows it, flagged in ``pairs["approximate"]``), the p-value
+    adjusted within the candidate (``correction``, as :func:`ofijax.audit`) and across the whole
+    batch (``across``), DI and the four-fifths screen, and :func:`ofijax.audit`'s verdict. Per
+    candidate: a utility, max |OFI|, the worst pair, DI range and counts of significant pairs.
+
+    Selection caveat: choosing the fairest (or most accurate) of many candidates is itself a
+    selection among many noisy comparisons. ``across="holm"`` bounds the chance of *any* false
+    "algorithmic bias" finding over the whole batch, ``"bh"`` the expected share of false ones;
+    neither removes the optimism of the chosen candidate's own numbers. Confirm on held-out data.
+
+    Args:
+        y_true: ``(n,)`` labels in {0, 1}; 1 = the beneficial outcome (see ``beneficial_label``).
+        y_pred: candidates' predictions in {0, 1}: an array ``(C, n)`` (or ``(..., n)``; leading
+            axes are flattened), a DataFrame with one column per candidate, or a dict name → ``(n,)``.
+            Leave ``None`` when auditing a threshold grid.
+        sensitive_features: ``(n,)`` group labels, or several columns whose intersections are groups.
+        scores: ``(n,)`` scores for a threshold grid: candidate t predicts 1 where score ≥ t
+            (higher = more likely the beneficial prediction, in ``beneficial_label``'s coding).
+        thresholds: ``(T,)`` thresholds for ``scores``.
+        candidates: optional names of the C candidates (default: column names, dict keys, indices,
+            or the thresholds).
+        sample_weight: optional ``(n,)`` non-negative **integer** frequency weights (exact tests
+            need integer counts; for fractional weights audit each candidate with ``audit``).
+        beneficial_label: 1 (default) or 0 when label/prediction 1 is the harmful outcome.
+        alpha: significance level of the verdicts.
+        null: ``"pooled"`` (default) or ``"uniform"``, as in :func:`ofijax.ofi_test`.
+        method: p-values from :func:`ofijax.distributions.ofi_pvalue_cms`: ``"auto"`` (default:
+            exact in log space — the numbers of :func:`ofijax.audit` — unless the batch's exact
+            work is very large, then the saddlepoint for pairs of groups of ≥ 2,000 rows, relative
+            error ≤ 1e-3, flagged in ``pairs["approximate"]``), ``"exact"`` or ``"saddlepoint"``.
+        correction: within-candidate correction over its pairs: ``"holm"`` (default, as ``audit``),
+            ``"bonferroni"`` or ``"none"``.
+        across: correction over all candidates × pairs: ``"holm"`` (family-wise, default),
+            ``"bh"`` (Benjamini–Hochberg false-discovery rate) or ``"none"`` (= ``p_adjusted``).
+        di_variant: ``"paper"`` (default) or ``"pp_over_p"``, as in :func:`ofijax.audit`.
+        utility: the frontier's utility: a name in :data:`UTILITIES` (``"accuracy"`` default,
+            ``"balanced_accuracy"``, ``"true_positive_rate"``, ``"positive_predictive_value"``,
+            ``"selection_rate"``) or a callable of the pooled ``(C, 4)`` int64 counts → ``(C,)``.
+
+    Returns:
+        :class:`BatchAudit`.
+
+    Raises:
+        ValueError: non-binary labels, length mismatches, misaligned pandas indexes, both or
+            neither of ``y_pred`` and ``scores``, fractional weights, fewer than two groups, bad options.
+
+    Examples:
+        Two candidates on six rows; the second predicts everyone positive.
+
+        >>> import numpy as np
+        >>> from ofijax.auditing import audit_batch
+        >>> y = [1, 0, 1, 0, 1, 0]
+        >>> g = ["a", "a", "a", "b", "b", "b"]
+        >>> ba = audit_batch(y, np.array([[1, 0, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1]]), sensitive_features=g)
+        >>> ba.pairs[["candidate", "group_i", "group_j", "ofi", "p_value", "verdict"]].round(3)
+           candidate group_i group_j    ofi  p_value             verdict
+        0          0       a       b  0.000    1.000  systemic disparity
+        1          1       a       b -0.333    0.688         no evidence
+        >>> ba.candidates[["accuracy", "max_abs_ofi", "n_significant"]].round(3)
+                   accuracy  max_abs_ofi  n_significant
+        candidate
+        0               1.0        0.000              0
+        1               0.5        0.333              0
+    """
+    v.check_choice(null, "null", sig.NULLS)
+    v.check_choice(method, "method", ("auto", "exact", "saddlepoint"))
+    v.check_choice(correction, "correction", _CORRECTIONS)
+    v.check_choice(across, "across", ACROSS)
+    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
+    a = float(alpha)
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
+    if isinstance(utility, str):
+        v.check_choice(utility, "utility", tuple(UTILITIES))
+        util_fn, util_name = UTILITIES[utility], utility
+    elif callable(utility):
+        util_fn, util_name = utility, getattr(utility, "__name__", "utility")
+    else:
+        raise TypeError(f"utility: must be a name in {tuple(UTILITIES)} or a callable; got {type(utility).__name__}.")
+    if beneficial_label not in (0, 1):
+        raise ValueError(f"beneficial_label: must be 0 or 1, got {beneficial_label!r}.")
+    if sample_weight is not None:
+        w = v.as_numpy(sample_weight, "sample_weight")
+        if w.dtype.kind not in "biuf" or (w.dtype.kind == "f" and not np.all(np.isfinite(w))):
+            raise ValueError("sample_weight: must be finite non-negative numbers.")
+        if np.any(w < 0) or np.any(w != np.round(w)):
+            raise ValueError(
+                "sample_weight: audit_batch needs non-negative integer (frequency) weights, since the "
+                "exact tests need integer counts; audit each candidate with ofijax.audit instead."
+            )
+        _check_aligned("y_true", y_true, "sample_weight", sample_weight)
+    _check_aligned("y_true", y_true, "sensitive_features", sensitive_features)
+
+    th = None
+    if scores is not None or thresholds is not None:
+        if y_pred is not None:
+            raise ValueError("y_pred: pass either y_pred (candidate predictions) or scores + thresholds, not both.")
+        if scores is None or thresholds is None:
+            raise ValueError("thresholds: a threshold grid needs both scores and thresholds.")
+        _check_aligned("y_true", y_true, "scores", scores)
+        th = np.asarray(v.as_numpy(thresholds, "thresholds")).reshape(-1)
+        sc = np.asarray(v.as_numpy(scores, "scores"))
+        for name, x in (("thresholds", th), ("scores", sc)):
+            if x.dtype.kind not in "biuf":
+                raise ValueError(f"{name}: must be numeric, got dtype {x.dtype}.")
+            v.check_finite(x, name)
+        if th.size == 0:
+            raise ValueError("thresholds: is empty; pass at least one threshold.")
+        th = th.astype(np.float64)
+        # Compare in float64 here, whatever jax_enable_x64 says: a score's rank among the sorted
+        # distinct thresholds (score >= t  <=>  rank(score) >= rank(t)) is a small exact integer.
+        uniq = np.unique(th)
+        rank_s = np.searchsorted(uniq, sc.astype(np.float64), side="right") if sc.ndim == 1 else sc
+        rank_t = np.searchsorted(uniq, th, side="left") + 1
+        gcm = threshold_sweep(
+            y_true, rank_s, sensitive_features, rank_t,
+            sample_weight=sample_weight, beneficial_label=beneficial_label,
+        )
+        ids = tuple(float(t) for t in th)
+        if candidates is not None:
+            ids = tuple(candidates)
+            if len(ids) != th.size or len(set(ids)) != len(ids):
+                raise ValueError(f"candidates: need {th.size} distinct names, one per threshold.")
+    else:
+        if y_pred is None:
+            raise ValueError("y_pred: pass the candidates' predictions, or scores= and thresholds=.")
+        if isinstance(y_pred, pd.DataFrame):
+            _check_aligned("y_true", y_true, "y_pred", y_pred)
+        preds, ids = _candidate_predictions(y_pred, candidates)
+        gcm = group_confusion_matrices(
+            y_true, preds, sensitive_features, sample_weight=sample_weight, beneficial_label=beneficial_label
+        )
+    groups = gcm.groups
+    k = len(groups)
+    if k < 2:
+        raise ValueError(
+            f"sensitive_features: only one group ({_label(groups[0])!r}) is present; an audit "
+            "compares at least two groups."
+        )
+    cms = np.rint(np.asarray(gcm.cms, np.float64)).astype(np.int64).reshape(-1, k, 4)
+    n_c = cms.shape[0]
+    ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
+    names = gcm.names if gcm.names is not None and all(nm is not None for nm in gcm.names) else (
+        ("group",) if ncols == 1 else tuple(f"sensitive_feature_{j}" for j in range(ncols))
+    )
+
+    # ---- pairwise metrics (same compiled metric functions as audit) and exact p-values
+    # pad the candidate axis to a power of two so that grids of similar sizes share one compilation
+    n_pad = 1 << max(0, (n_c - 1).bit_length())
+    padded = np.concatenate([cms, np.ones((n_pad - n_c, k, 4), np.int64)]) if n_pad > n_c else cms
+    if padded.max() >= 2**31 - 1:  # never let JAX's 32-bit default wrap a count: rates in float
+        padded = padded.astype(np.float64)
+    ofi_m, di_m, ff_m = (
+        np.asarray(x, np.float64)[:n_c] for x in _pair_tables(jnp.asarray(padded), di_variant=di_variant)
+    )
+    iu, ju = np.triu_indices(k, 1)
+    n_p = iu.size
+    p_raw, log_p, approx = _batch_pvalues(cms, null, method)  # (C, P)
+    if correction == "holm":
+        p_adj = holm_batch(p_raw)
+    elif correction == "bonferroni":
+        p_adj = np.minimum(p_raw * n_p, 1.0)
+    else:
+        p_adj = p_raw.copy()
+    if across == "holm":
+        p_acr = holm_batch(p_raw.reshape(-1)).reshape(p_raw.shape)
+    elif across == "bh":
+        p_acr = benjamini_hochberg(p_raw).reshape(p_raw.shape)
+    else:
+        p_acr = p_adj.copy()
+
+    # ---- per-group table
+    n = cms.sum(-1)
+    sel = _rate(cms[..., TP] + cms[..., FP], n)
+    acc = _rate(cms[..., TP] + cms[..., TN], n)
+    b = _rate(cms[..., FP] - cms[..., FN], n)
+    cand_rep = np.repeat(np.arange(n_c), k)
+    grp_rep = np.tile(np.arange(k), n_c)
+    glabels = [_label(g) for g in groups]
+    by_group = pd.DataFrame({
+        "candidate": [ids[i] for i in cand_rep],
+        "group": [glabels[j] for j in grp_rep],
+        "n": n.reshape(-1),
+        "tp": cms[..., TP].reshape(-1), "fn": cms[..., FN].reshape(-1),
+        "fp": cms[..., FP].reshape(-1), "tn": cms[..., TN].reshape(-1),
+        "selection_rate": sel.reshape(-1),
+        "accuracy": acc.reshape(-1),
+        "true_positive_rate": _rate(cms[..., TP], cms[..., TP] + cms[..., FN]).reshape(-1),
+        "false_positive_rate": _rate(cms[..., FP], cms[..., FP] + cms[..., TN]).reshape(-1),
+        "marginal_benefit": b.reshape(-1),
+    })
+
+    # ---- per-pair table and verdicts (audit's rules, vectorized)
+    o = ofi_m[:, iu, ju]
+    di = di_m[:, iu, ju]
+    ff = ff_m[:, iu, ju]
+    significant = p_adj < a
+    systemic = ~significant & ~np.isnan(di) & (np.nan_to_num(ff) != 0)
+    verdict_code = np.where(significant, 0, np.where(systemic, 1, 2))
+    verdict = np.asarray(_VERDICTS, dtype=object)[verdict_code]
+    li, lj = np.asarray(glabels, dtype=object)[iu], np.asarray(glabels, dtype=object)[ju]
+    dis = np.full(o.shape, None, dtype=object)
+    dis = np.where(significant, np.where(o > 0, lj[None, :], li[None, :]), dis)
+    dis = np.where(systemic, np.where(di > 1, lj[None, :], li[None, :]), dis)
+    four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "bias for i", np.where(ff < 0, "bias for j", "pass")))
+    pair_cand = np.repeat(np.arange(n_c), n_p)
+    pairs = pd.DataFrame({
+        "candidate": [ids[i] for i in pair_cand],
+        "group_i": np.tile(li, n_c), "group_j": np.tile(lj, n_c),
+        "n_i": n[:, iu].reshape(-1), "n_j": n[:, ju].reshape(-1),
+        "selection_rate_i": sel[:, iu].reshape(-1), "selection_rate_j": sel[:, ju].reshape(-1),
+        "accuracy_i": acc[:, iu].reshape(-1), "accuracy_j": acc[:, ju].reshape(-1),
+        "ofi": o.reshape(-1),
+        "p_value": p_raw.reshape(-1), "p_adjusted": p_adj.reshape(-1), "p_across": p_acr.reshape(-1),
+        "log10_p_value": log_p.reshape(-1) / np.log(10.0),
+        "approximate": approx.reshape(-1),
+        "di": di.reshape(-1), "four_fifths": four.reshape(-1),
+        "verdict": verdict.reshape(-1),
+        "significant_across": (p_acr < a).reshape(-1),
+    })
+    pairs["disadvantaged"] = pd.Series(list(dis.reshape(-1)), dtype=object)
+
+    # ---- per-candidate summary
+    total = cms.sum(-2)
+    util = np.asarray(util_fn(total), np.float64).reshape(-1)
+    if util.shape != (n_c,):
+        raise ValueError(f"utility: must return one value per candidate ({n_c}); got shape {util.shape}.")
+    abs_o = np.abs(o)
+    worst = np.argmax(np.where(np.isnan(abs_o), -np.inf, abs_o), axis=1)
+    rows = np.arange(n_c)
+    di_all = di_m[:, np.r_[iu, ju], np.r_[ju, iu]]  # every ordered pair
+    with np.errstate(invalid="ignore"):
+        di_min = np.where(np.isnan(di_all).any(1), np.nan, di_all.min(1, initial=np.inf))
+        di_max = np.where(np.isnan(di_all).any(1), np.nan, di_all.max(1, initial=-np.inf))
+    sel_all = sel if di_variant == "paper" else _rate(cms[..., TP] + cms[..., FP], cms[..., TP] + cms[..., FN])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        smax = sel_all.max(1)
+        di_ratio = np.where(smax > 0, sel_all.min(1) / np.where(smax > 0, smax, 1.0), np.nan)
+    n_sig = significant.sum(1)
+    n_sig_acr = (p_acr < a).sum(1)
+    n_sys = systemic.sum(1)
+    cand_verdict = np.where(n_sig > 0, _VERDICTS[0], np.where(n_sys > 0, _VERDICTS[1], _VERDICTS[2]))
+    summary = pd.DataFrame({
+        "utility": util,
+        "accuracy": _u_accuracy(total),
+        "selection_rate": _rate(total[:, TP] + total[:, FP], total.sum(-1)),
+        "max_abs_ofi": abs_o.max(1),
+        "worst_pair": [f"{li[w]} vs {lj[w]}" for w in worst],
+        "worst_ofi": o[rows, worst],
+        "worst_p_adjusted": p_adj[rows, worst],
+        "min_p_adjusted": p_adj.min(1),
+        "min_p_across": p_acr.min(1),
+        "di_ratio": di_ratio,
+        "di_min": di_min,
+        "di_max": di_max,
+        "four_fifths_pass": (np.nan_to_num(ff, nan=1.0) == 0).all(1),
+        "n_significant": n_sig,
+        "n_significant_across": n_sig_acr,
+        "n_systemic": n_sys,
+        "verdict": cand_verdict,
+    }, index=pd.Index(list(ids), name="candidate", tupleize_cols=False))
+    if th is not None:
+        summary.insert(0, "threshold", th)
+
+    notes = [
+        f"Selection: {n_c} candidates x {n_p} pairs = {n_c * n_p} tests. Verdicts use the p-values "
+        f"adjusted within each candidate ({correction}), as a one-model audit; choosing among the "
+        "candidates is itself a selection, so read p_across / significant_across "
+        f"({across} over all tests) for the batch, and confirm the chosen candidate on held-out data.",
+    ]
+    n_undef = int(np.isnan(di).sum())
+    if n_undef:
+        notes.append(f"DI is undefined (0 positive predictions in the reference group) for {n_undef} candidate-pair(s).")
+    if approx.any():
+        notes.append(
+            f"{int(approx.sum())} of {approx.size} p-values come from the saddlepoint path of the engine "
+            "(large groups, large batch): relative error ≤ 1e-3 (column 'approximate'); pass "
+            "method='exact' for exact ones."
+        )
+    if null == "uniform":
+        notes.append("the uniform null ignores the data and is very permissive (the OFI paper's null).")
+    settings = {
+        "alpha": a, "null": null, "method": method, "correction": correction, "across": across,
+        "di_variant": di_variant, "beneficial_label": int(beneficial_label), "utility": util_name,
+        "num_candidates": n_c, "num_pairs": n_p, "weighted": sample_weight is not None,
+    }
+    return BatchAudit(
+        cms=cms, groups=tuple(groups), names=tuple(names), candidate_ids=tuple(ids), thresholds=th,
+        by_group=by_group, pairs=pairs, candidates=summary, settings=settings, notes=tuple(notes),
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Frontier and constraints
+# ------------------------------------------------------------------------------------------------
+
+
+def _summary(batch: Any) -> pd.DataFrame:
+    if isinstance(batch, BatchAudit):
+        return batch.candidates
+    if isinstance(batch, pd.DataFrame):
+        return batch
+    raise TypeError(f"batch: must be a BatchAudit or its candidates DataFrame; got {type(batch).__name__}.")
+
+
+def pareto_frontier(batch: Any, *, fairness: str = "max_abs_ofi", utility: str = "utility") -> pd.DataFrame:
+    """Candidates on the Pareto frontier of ``utility`` (higher is better) versus ``fairness``.
+
+    A candidate is on the frontier when no other candidate has at least its utility and at most
+    its fairness cost with one of the two strictly better. Fairness axes: ``"max_abs_ofi"``
+    (lower is better) or ``"di_ratio"`` (min/max selection rate over groups, higher is better).
+    Candidates with an undefined value are left out. Ties (same utility and cost) are all kept.
+
+    Args:
+        batch: a :class:`BatchAudit` (or its ``candidates`` table).
+        fairness: ``"max_abs_ofi"`` or ``"di_ratio"``.
+        utility: the utility column (default ``"utility"``, the one named in ``audit_batch``).
+
+    Returns:
+        the frontier rows of ``batch.candidates``, sorted by increasing utility.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from ofijax.auditing import pareto_frontier
+        >>> c = pd.DataFrame({"utility": [0.6, 0.7, 0.65, 0.8], "max_abs_ofi": [0.01, 0.05, 0.06, 0.2]})
+        >>> pareto_frontier(c).index.tolist()
+        [0, 1, 3]
+    """
+    df = _summary(batch)
+    if fairness not in FAIRNESS_COSTS:
+        raise ValueError(f"fairness: must be one of {tuple(FAIRNESS_COSTS)}; got {fairness!r}.")
+    if utility not in df.columns:
+        raise ValueError(f"utility: no column {utility!r} in the candidates table.")
+    u = df[utility].to_numpy(np.float64)
+    cost = df[fairness].to_numpy(np.float64)
+    if not FAIRNESS_COSTS[fairness]:
+        cost = -cost
+    ok = ~(np.isnan(u) | np.isnan(cost))
+    # dominated[a] iff some b has u_b >= u_a, cost_b <= cost_a, one strictly (O(C log C) sweep).
+    idx = np.flatnonzero(ok)
+    order = idx[np.lexsort((-u[idx], cost[idx]))]  # cost ascending, utility descending
+    keep = []
+    best = -np.inf
+    i = 0
+    while i < order.size:  # groups of equal cost
+        j = i
+        while j < order.size and cost[order[j]] == cost[order[i]]:
+            j += 1
+        top = u[order[i]]
+        if top > best:
+            keep += [r for r in order[i:j] if u[r] == top]
+            best = top
+        i = j
+    out = df.iloc[sorted(keep, key=lambda r: (u[r], -cost[r]))]
+    return out
+
+
+def select_candidates(
+    batch: Any,
+    *,
+    max_significant: int = 0,
+    significance: str = "within",
+    di_range: tuple[float, float] | None = (0.8, 1.25),
+    max_abs_ofi: float | None = None,
+    min_utility: float | None = None,
+) -> pd.DataFrame:
+    """Candidates meeting stated constraints, best utility first.
+
+    Default: no significant algorithmic bias (``max_significant=0`` pairs with adjusted p < alpha,
+    read ``"within"`` each candidate as a one-model audit, or ``"across"`` the batch), and every
+    pairwise DI within ``di_range`` = [0.8, 1.25] (the four-fifths rule both ways; a candidate
+    with an undefined DI fails). The result is the *feasible set*; picking its first row is a
+    selection among many candidates, whose numbers are optimistic (see :func:`audit_batch`).
+
+    Args:
+        batch: a :class:`BatchAudit` (or its ``candidates`` table).
+        max_significant: the most significant pairs allowed (0 = none).
+        significance: ``"within"`` (``n_significant``) or ``"across"`` (``n_significant_across``;
+            weaker, since the batch correction is stricter).
+        di_range: (low, high) bounds on every ordered pair's DI, or ``None`` for no DI constraint.
+        max_abs_ofi: optional bound on max |OFI|.
+        min_utility: optional lower bound on the utility.
+
+    Returns:
+        the rows of ``batch.candidates`` that qualify, sorted by decreasing utility.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from ofijax.auditing import select_candidates
+        >>> c = pd.DataFrame({"utility": [0.6, 0.7, 0.8], "n_significant": [0, 0, 1],
+        ...                   "di_min": [0.9, 0.7, 0.95], "di_max": [1.1, 1.4, 1.05]})
+        >>> select_candidates(c).index.tolist()
+        [0]
+    """
+    df = _summary(batch)
+    v.check_choice(significance, "significance", ("within", "across"))
+    ms = int(max_significant)
+    if ms < 0 or ms != max_significant:
+        raise ValueError(f"max_significant: must be a whole number ≥ 0; got {max_significant!r}.")
+    col = "n_significant" if significance == "within" else "n_significant_across"
+    keep = df[col].to_numpy() <= ms
+    if di_range is not None:
+        try:
+            lo, hi = (float(x) for x in di_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"di_range: must be (low, high) numbers, e.g. (0.8, 1.25); got {di_range!r}.") from None
+        if not (0 <= lo <= 1 <= hi) or math.isnan(lo) or math.isnan(hi):
+            raise ValueError(f"di_range: needs 0 ≤ low ≤ 1 ≤ high, e.g. (0.8, 1.25); got {di_range!r}.")
+        tol = 1e-9  # exact ties with the bounds pass, as the four-fifths rule
+        dmin = df["di_min"].to_numpy(np.float64)
+        dmax = df["di_max"].to_numpy(np.float64)
+        with np.errstate(invalid="ignore"):
+            keep &= (dmin >= lo - tol) & (dmax <= hi + tol)
+    if max_abs_ofi is not None:
+        keep &= df["max_abs_ofi"].to_numpy(np.float64) <= float(max_abs_ofi)
+    if min_utility is not None:
+        keep &= df["utility"].to_numpy(np.float64) >= float(min_utility)
+    return df[keep].sort_values("utility", ascending=False, kind="stable")
+
+
+def plot_frontier(batch: BatchAudit, *, ax: Any = None, title: str | None = None, label_frontier: bool = True):
+    """Two panels: utility vs max |OFI| and utility vs DI ratio, frontier drawn, significance marked.
+
+    Markers: open circles = no significant pair; orange triangles = algorithmic bias within the
+    candidate (Holm over its pairs); red crosses = significant after the correction across the
+    batch. The grey band on the DI panel is the four-fifths region (DI ratio < 0.8).
+
+    Args:
+        batch: a :class:`BatchAudit`.
+        ax: optional pair of matplotlib axes.
+        title: optional figure title.
+        label_frontier: annotate the frontier points with their candidate labels (≤ 25 points).
+
+    Returns:
+        the matplotlib figure.
+    """
+    if not isinstance(batch, BatchAudit):
+        raise TypeError(f"batch: must be a BatchAudit; got {type(batch).__name__}.")
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - optional dependency
+        raise ImportError("plot_frontier needs matplotlib (pip install matplotlib).") from exc
+    c = batch.candidates
+    if ax is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.3), sharey=True)
+    else:
+        axes = list(ax)
+        fig = axes[0].figure
+    util_name = batch.settings.get("utility", "utility")
+    sig_w = c["n_significant"].to_numpy() > 0
+    sig_a = c["n_significant_across"].to_numpy() > 0
+    alpha = batch.settings["alpha"]
+
+    def _fmt(x):
+        return f"{x:g}" if isinstance(x, float) else str(x)
+
+    for axis, fair, xlabel in zip(
+        axes, ("max_abs_ofi", "di_ratio"),
+        ("max |OFI| over pairs (lower = fairer)", "DI ratio: min / max selection rate (1 = parity)"),
+    ):
+        x = c[fair].to_numpy(np.float64)
+        y = c["utility"].to_numpy(np.float64)
+        none = ~sig_w & ~sig_a
+        axis.scatter(x[none], y[none], s=22, facecolors="none", edgecolors="tab:blue",
+                     label="no significant pair")
+        only_w = sig_w & ~sig_a
+        axis.scatter(x[only_w], y[only_w], s=26, marker="^", color="tab:orange",
+                     label=f"algorithmic bias (within, p_adj < {alpha:g})")
+        axis.scatter(x[sig_a], y[sig_a], s=30, marker="x", color="tab:red",
+                     label=f"significant across the batch ({batch.settings['across']})")
+        fr = pareto_frontier(batch, fairness=fair)
+        fx, fy = fr[fair].to_numpy(np.float64), fr["utility"].to_numpy(np.float64)
+        o = np.argsort(fx)
+        axis.plot(fx[o], fy[o], "-", color="black", lw=1.2, label="Pareto frontier", zorder=1)
+        if label_frontier and len(fr) <= 25:
+            for name, xx, yy in zip(fr.index, fx, fy):
+                axis.annotate(_fmt(name), (xx, yy), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        if fair == "di_ratio":
+            axis.axvspan(0.0, 0.8, color="0.9", zorder=0, label="fails four-fifths (ratio < 0.8)")
+            axis.set_xlim(left=max(0.0, min(0.75, np.nanmin(x) - 0.02) if np.isfinite(x).any() else 0.0),
+                          right=1.01)
+        axis.set_xlabel(xlabel)
+        axis.grid(alpha=0.3)
+    axes[0].set_ylabel(util_name)
+    axes[1].legend(fontsize=7, loc="lower left")
+    fig.suptitle(title or f"{len(c)} candidates: {util_name} vs fairness (frontier in black)", fontsize=10)
+    fig.tight_layout()
+    return fig
