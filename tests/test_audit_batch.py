@@ -24,7 +24,7 @@ from ofijax.auditing import (
 
 def _one_audit(y, pred, g, **kw):
     # keywords only: audit's positional order may become key-first
-    return ofijax.audit(y_true=y, y_pred=pred, sensitive_features=g, num_bootstrap=0, key=0, **kw)
+    return ofijax.audit(y_true=y, y_pred=pred, sensitive_features=g, num_samples=0, key=0, **kw)
 
 
 def _assert_matches_audit(ba: BatchAudit, c: int, af, cand) -> None:
@@ -442,3 +442,16 @@ def test_log10_p_value_keeps_digits_of_tiny_p():
     r = ofijax.distributions.ofi_pvalue_cms(ba.cms[0, 0], ba.cms[0, 1], null="pooled", method="exact")
     assert ba.pairs["log10_p_value"].iloc[0] == pytest.approx(float(r.log_p_value) / np.log(10), rel=1e-9)
     assert ba.pairs["log10_p_value"].iloc[0] < -308 and ba.pairs["p_value"].iloc[0] == 0.0
+
+
+def test_small_groups_follow_audit_minimum_evidence_rule():
+    rng = np.random.default_rng(5)
+    g = np.array(["big"] * 60 + ["tiny"] * 3 + ["mid"] * 40)
+    y = rng.integers(0, 2, g.size)
+    preds = np.stack([y, 1 - y])
+    ba = audit_batch(y, preds, sensitive_features=g)
+    tiny = ba.pairs[(ba.pairs.group_i == "tiny") | (ba.pairs.group_j == "tiny")]
+    assert set(tiny["verdict"]) == {"too small to judge"}
+    for c in range(2):
+        af = _one_audit(y, preds[c], g)
+        _assert_matches_audit(ba, c, af, c)

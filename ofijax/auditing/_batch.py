@@ -45,6 +45,7 @@ from ofijax import _validation as v
 from ofijax import distributions as _dist
 from ofijax import metrics as mt
 from ofijax.auditing import _significance as sig
+from ofijax.auditing._verdicts import min_group_size as _min_group_size
 from ofijax.cm import FN, FP, TN, TP, group_confusion_matrices, threshold_sweep
 
 __all__ = [
@@ -67,7 +68,7 @@ UTILITIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
 #: Fairness axes of the frontier: column of :attr:`BatchAudit.candidates` and whether lower is better.
 FAIRNESS_COSTS = {"max_abs_ofi": True, "di_ratio": False}
 
-_VERDICTS = ("algorithmic bias", "systemic disparity", "no evidence")
+_VERDICTS = ("algorithmic bias", "systemic disparity", "no evidence", "too small to judge")
 _CORRECTIONS = ("holm", "bonferroni", "none")
 _MAX_CANDIDATES = 1_000_000
 
@@ -325,6 +326,7 @@ def audit_batch(
     across: str = "holm",
     di_variant: str = "paper",
     utility: str | Callable = "accuracy",
+    min_group_size: int | None = None,
 ) -> BatchAudit:
     r"""Audit many candidates (models, seeds or decision thresholds) at once, with exact tests.
 
@@ -356,6 +358,8 @@ def audit_batch(
         sample_weight: optional ``(n,)`` non-negative **integer** frequency weights (exact tests
             need integer counts; for fractional weights audit each candidate with ``audit``).
         beneficial_label: 1 (default) or 0 when label/prediction 1 is the harmful outcome.
+        min_group_size: smallest group given a verdict (default: :func:`ofijax.auditing.min_group_size`
+            of ``alpha``, as in :func:`ofijax.audit`); smaller groups' pairs read "too small to judge".
         alpha: significance level of the verdicts.
         null: ``"pooled"`` (default) or ``"uniform"``, as in :func:`ofijax.ofi_test`.
         method: p-values from :func:`ofijax.distributions.ofi_pvalue_cms`: ``"auto"`` (default:
@@ -402,6 +406,12 @@ def audit_batch(
     v.check_choice(across, "across", ACROSS)
     v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
     a = float(alpha)
+    if min_group_size is None:
+        min_n = _min_group_size(a)
+    else:
+        if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)) or min_group_size < 1:
+            raise ValueError(f"min_group_size: must be a positive integer; got {min_group_size!r}.")
+        min_n = int(min_group_size)
     if not 0.0 < a < 1.0:
         raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
     if isinstance(utility, str):
@@ -528,15 +538,17 @@ def audit_batch(
     o = ofi_m[:, iu, ju]
     di = di_m[:, iu, ju]
     ff = ff_m[:, iu, ju]
-    significant = p_adj < a
-    systemic = ~significant & ~np.isnan(di) & (np.nan_to_num(ff) != 0)
-    verdict_code = np.where(significant, 0, np.where(systemic, 1, 2))
+    # audit's minimum-evidence rule: a pair with a group below min_n gets no verdict
+    small = (n[:, iu] < min_n) | (n[:, ju] < min_n)
+    significant = (p_adj < a) & ~small
+    systemic = ~significant & ~small & ~np.isnan(di) & (np.nan_to_num(ff) != 0)
+    verdict_code = np.where(small, 3, np.where(significant, 0, np.where(systemic, 1, 2)))
     verdict = np.asarray(_VERDICTS, dtype=object)[verdict_code]
     li, lj = np.asarray(glabels, dtype=object)[iu], np.asarray(glabels, dtype=object)[ju]
     dis = np.full(o.shape, None, dtype=object)
     dis = np.where(significant, np.where(o > 0, lj[None, :], li[None, :]), dis)
     dis = np.where(systemic, np.where(di > 1, lj[None, :], li[None, :]), dis)
-    four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "bias for i", np.where(ff < 0, "bias for j", "pass")))
+    four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "fails: j selected less", np.where(ff < 0, "fails: i selected less", "passes")))
     pair_cand = np.repeat(np.arange(n_c), n_p)
     pairs = pd.DataFrame({
         "candidate": [ids[i] for i in pair_cand],
