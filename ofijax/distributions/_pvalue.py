@@ -350,13 +350,16 @@ def log_tail_saddle(m, n_i, n_j, a, b, c, *, half_width: float = 8.0) -> np.ndar
 
 #: Smallest cell probability (a, b, c) for the saddlepoint path (its bound is tested from here).
 SADDLE_MIN_PROB = 0.005
+#: 2 n_i n_j must stay below 2^53 so that the floors ⌊(x n_j − m)/n_i⌋ are exact in float64.
+SADDLE_MAX_NN = 2.0**53
 _METHODS = ("auto", "exact", "saddlepoint")
 
 
 def _saddle_ok(n_i, n_j, probs):
     if probs is None:
         return np.zeros(n_i.shape, dtype=bool)
-    return (np.minimum(n_i, n_j) >= SADDLE_MIN_N) & (probs.min(axis=-1) >= SADDLE_MIN_PROB)
+    return ((np.minimum(n_i, n_j) >= SADDLE_MIN_N) & (probs.min(axis=-1) >= SADDLE_MIN_PROB)
+            & (2.0 * n_i * n_j < SADDLE_MAX_NN))
 
 
 def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
@@ -375,8 +378,9 @@ def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.nda
     elif method == "saddlepoint":
         if not ok.all():
             raise ValueError(
-                f"method: 'saddlepoint' needs the multinomial null, min(n_i, n_j) ≥ {SADDLE_MIN_N} "
-                f"and every cell probability (p_FN, p_FP, p_TP + p_TN) ≥ {SADDLE_MIN_PROB}; "
+                f"method: 'saddlepoint' needs the multinomial null, min(n_i, n_j) ≥ {SADDLE_MIN_N}, "
+                f"2 n_i n_j < 2^53 and every cell probability (p_FN, p_FP, p_TP + p_TN) ≥ "
+                f"{SADDLE_MIN_PROB}; "
                 "use method='auto' (exact where the saddlepoint is not allowed)."
             )
         use_saddle = ok
@@ -391,8 +395,9 @@ def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.nda
         raise ValueError(
             f"n_i: the exact OFI p-value supports group sizes up to {EXACT_MAX_N:,} (got "
             f"{int(np.maximum(n_i, n_j)[big].max()):,}); under a multinomial null with every cell "
-            f"probability ≥ {SADDLE_MIN_PROB} the saddlepoint approximation handles any size "
-            "(method='auto' or 'saddlepoint')."
+            f"probability ≥ {SADDLE_MIN_PROB} the saddlepoint approximation handles groups up to "
+            "n_i n_j < 2^52 (method='auto' or 'saddlepoint'); larger counts cannot be tested exactly "
+            "here: compare rates with a normal approximation by hand."
         )
     log_p = np.zeros(P)
     if exact.any():
