@@ -14,14 +14,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ofijax.scan import (
-    bias_scan,
-    estimate_true_probabilities,
-    fpr_scan,
-    ijdi_scan,
-    lambda_from_costs,
-    tpr_scan,
-)
+from functools import partial
+
+from ofijax import scan
+from ofijax.scan import bias_scan, estimate_true_probabilities, lambda_from_costs
+
+# These tests follow the IJDI paper literally, in its harm orientation (label 1 = the harmful
+# outcome, NEG = the rows whose true outcome is not harmful): beneficial_label=0 says so.
+fpr_scan = partial(scan.fpr_scan, beneficial_label=0)
+tpr_scan = partial(scan.tpr_scan, beneficial_label=0)
+ijdi_scan = partial(scan.ijdi_scan, beneficial_label=0)
 from ofijax.scan._alg1 import (
     CODE_ACCEPT,
     CODE_ALPHA,
@@ -477,8 +479,10 @@ def test_no_subgroup_result():
         ({"lam": -1.0}, "lam"),
         ({"lam": 1.0, "side": "both"}, "side"),
         ({"lam": 1.0, "mode": "exact"}, "mode"),
-        ({"lam": 1.0, "num_replicates": -1}, "num_replicates"),
-        ({"lam": 1.0, "num_replicates": 2, "null": "bootstrap"}, "null"),
+        ({"lam": 1.0, "num_samples": -1}, "num_samples"),
+        ({"lam": 1.0, "num_samples": 2, "key": 0, "null": "bootstrap"}, "null"),
+        ({"lam": 1.0, "beneficial_label": 2}, "beneficial_label"),
+        ({"lam": 1.0, "top_k": 0}, "top_k"),
         ({"lam": 1.0, "threshold_rule": ">="}, "threshold_rule"),
         ({"lam": 1.0, "max_adjustments": -2}, "max_adjustments"),
         ({"lam": 1.0, "p_epsilon": 0.7}, "p_epsilon"),
