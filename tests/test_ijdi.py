@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -14,16 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from functools import partial
-
 from ofijax import scan
 from ofijax.scan import bias_scan, estimate_true_probabilities, lambda_from_costs
-
-# These tests follow the IJDI paper literally, in its harm orientation (label 1 = the harmful
-# outcome, NEG = the rows whose true outcome is not harmful): beneficial_label=0 says so.
-fpr_scan = partial(scan.fpr_scan, beneficial_label=0)
-tpr_scan = partial(scan.tpr_scan, beneficial_label=0)
-ijdi_scan = partial(scan.ijdi_scan, beneficial_label=0)
 from ofijax.scan._alg1 import (
     CODE_ACCEPT,
     CODE_ALPHA,
@@ -36,6 +29,12 @@ from ofijax.scan._alg1 import (
     edge_case_2,
     initial_state,
 )
+
+# These tests follow the IJDI paper literally, in its harm orientation (label 1 = the harmful
+# outcome, NEG = the rows whose true outcome is not harmful): beneficial_label=0 says so.
+fpr_scan = partial(scan.fpr_scan, beneficial_label=0)
+tpr_scan = partial(scan.tpr_scan, beneficial_label=0)
+ijdi_scan = partial(scan.ijdi_scan, beneficial_label=0)
 
 # ---------------------------------------------------------------------------------------------
 # Brute-force oracle (exact global optimum over every subgroup) and literal Algorithm 1

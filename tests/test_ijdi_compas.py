@@ -4,7 +4,6 @@ the planted subgroup is detected below the theoretical cutoff λ* = 50 (k = 0) a
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from ofijax import datasets
 from ofijax.scan import estimate_true_probabilities, ijdi_scan

@@ -9,14 +9,13 @@ import os
 import subprocess
 import sys
 import textwrap
+from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 import pytest
-
-from functools import partial
 
 from ofijax import scan
 from ofijax.scan import bias_scan
