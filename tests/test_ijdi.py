@@ -443,6 +443,9 @@ def test_zero_p_scan_with_positive_outcome_is_bounded_and_reported(eps):
     assert math.isfinite(res.score) and res.score <= res.size * math.log(1e6)
     assert res.score > 2 * 13  # ... yet dominated by those rows (≈ 13.8 each)
     assert set(low) <= set(np.flatnonzero(res.mask))
+    # without the clamp the likelihood is unbounded: q runs to its cap, and the result says so
+    assert res.unbounded == (eps == 0.0)
+    assert ("unbounded:" in res.description) == (eps == 0.0)
     sg, F, _ = brute_scan(ENUM, y, np.clip(np.clip(raw, 0, 1), eps, 1 - eps), 0.1)
     assert res.subset == _as_dict(sg) and res.score == pytest.approx(F, rel=1e-6)
 
