@@ -38,8 +38,10 @@ class ScanResult(NamedTuple):
       total_size: rows of S in the whole input, whatever their class.
       description: what the result means, in words: which rate is raised for which rows, both
         rates, both sizes, and a warning when the score is an artefact of the q cap.
-      observed_rate: rate of the scanned outcome among the scanned rows of S.
-      expected_rate: mean null rate (expectation) of those rows.
+      observed_rate: rate of the scanned outcome among the scanned rows of S (Bias Scan: of
+        outcome 1; FPR-/TPR-/IJDI-Scan: of the harmful prediction, i.e. benefit withheld).
+      expected_rate: mean null rate (expectation) of those rows (FPR-/TPR-Scan: the class's
+        overall rate; IJDI-Scan: the mean final p_scan, clamped by ``p_epsilon``).
       unbounded: q ran to the end of ``q_bounds``: every scanned row of S has the outcome (or,
         negative direction, none has), so the likelihood ratio grows without bound and the score
         measures the cap, not an effect size. Treat such a subgroup as "every row positive", not as
