@@ -73,7 +73,8 @@ def bench_compas(repeats):
     p_hat = np.asarray(DECILE_P)[df["COMPASPredictedDecileScore"].to_numpy() - 1]
     drop = {"Sex": "Female", "Prior Offenses": "None", "ChargeDegree": "M", "Under 25": False}
     p = estimate_true_probabilities(df[FEATURES], y, drop_first=drop)
-    res, first, best = timed(lambda: ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0), repeats)
+    res, first, best = timed(lambda: ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0,
+                                                beneficial_label=0), repeats)
     return {"rows": int((y == 0).sum()), "compile_s": first - best, "scan_s": best,
             "score": res.score, "subset": res.subset, "rescans": res.num_rescans}
 
@@ -107,11 +108,13 @@ def bench_fpr_randomization(R, aif_reps, n=10_000, attrs=4, values=5):
     key = jax.random.key(0)
     chunk = -(-R // -(-R // 256))  # ≤ 256 replicates per batch, split evenly
     # compile (same shapes and chunk), then time the full test
-    fpr_scan(df, y_true, yhat, num_replicates=chunk, key=key, replicate_chunk=chunk)
+    fpr_scan(df, y_true, yhat, num_samples=chunk, key=key, replicate_chunk=chunk,
+             beneficial_label=0)
     t0 = time.perf_counter()
-    res = fpr_scan(df, y_true, yhat, num_replicates=R, key=key, replicate_chunk=chunk)
+    res = fpr_scan(df, y_true, yhat, num_samples=R, key=key, replicate_chunk=chunk,
+                   beneficial_label=0)
     ofi_s = time.perf_counter() - t0
-    obs_only = timed(lambda: fpr_scan(df, y_true, yhat, key=key), 2)[2]
+    obs_only = timed(lambda: fpr_scan(df, y_true, yhat, key=key, beneficial_label=0), 2)[2]
     # the same null replicates for AIF360
     with jax.enable_x64(True):
         prob = make_problem(codes.astype(np.int32), np.full(attrs, values))

@@ -165,19 +165,19 @@ def subgroup_audit(frame: pd.DataFrame, y, pred, min_size: int):
 def run_scan(frame, y, probs, label):
     """Re-scan a trained model with IJDI-Scan (λ = 1, negative side) and FPR-Scan.
 
-    IJDI's convention is 1 = the harmful event (COMPAS: reoffending) and 1 = the harmful
-    recommendation ("high risk"), so the beneficial labels and predictions used for training are
-    flipped; true probabilities come from ``estimate_true_probabilities`` on the scan attributes.
+    The scans take the training labels as they are (1 = beneficial, their default
+    ``beneficial_label=1``; internally they run in IJDI's harm orientation); true probabilities
+    come from ``estimate_true_probabilities`` on the scan attributes.
     """
     from ofijax import scan
 
-    y_harm = 1 - np.asarray(y, dtype=int)
-    pred_harm = (np.asarray(probs) < 0.5).astype(int)
-    p_harm = scan.estimate_true_probabilities(frame, y_harm)
+    y_ben = np.asarray(y, dtype=int)  # label 1 = beneficial, the scans' default orientation
+    pred_ben = (np.asarray(probs) >= 0.5).astype(int)
+    p_ben = scan.estimate_true_probabilities(frame, y_ben)
     out = []
     for name, res in (
-        ("fpr_scan", scan.fpr_scan(frame, y_harm, pred_harm)),
-        ("ijdi_scan(lam=1)", scan.ijdi_scan(frame, y_harm, pred_harm, p_harm, lam=1.0)),
+        ("fpr_scan", scan.fpr_scan(frame, y_ben, pred_ben)),
+        ("ijdi_scan(lam=1)", scan.ijdi_scan(frame, y_ben, pred_ben, p_ben, lam=1.0)),
     ):
         out.append(f"{label}: {name} subset={res.subset} score={res.score:.3f} size={res.size}")
     return "\n".join(out)

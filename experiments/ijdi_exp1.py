@@ -53,6 +53,7 @@ def scan_runs(ks, lambdas, runs, *, seed=0, num_restarts=C.NUM_RESTARTS, penalty
             key = jax.random.fold_in(jax.random.fold_in(base, int(round(100 * k))), r)
             for lam in lambdas:
                 res = ijdi_scan(X, y, p, p, lam=float(lam), side="negative", mode=mode,
+                                beneficial_label=0,  # the paper's orientation: 1 = harmful
                                 threshold=C.THRESHOLD, penalty=penalty,
                                 num_restarts=num_restarts, key=key)
                 rows.append({

@@ -73,6 +73,7 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
                 for pk in p_kinds:
                     for lam in lambdas:
                         res = ijdi_scan(X, y, p_hat, p_of[pk], lam=float(lam), side=side,
+                                        beneficial_label=0,  # 1 = harmful, as in the paper
                                         threshold=theta, penalty=penalty,
                                         num_restarts=num_restarts, key=key)
                         base_row = {

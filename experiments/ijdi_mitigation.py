@@ -154,6 +154,7 @@ def approach2(names=("compas", "german"), sides=("negative", "positive"), lambda
                 theta = np.full(len(y), C.THRESHOLD)
                 for it in range(max_iters + 1):
                     res = ijdi_scan(X, y, p_hat, p, lam=float(lam), side=side, threshold=theta,
+                                    beneficial_label=0,  # 1 = harmful, as in the paper
                                     threshold_rule="gt", penalty=penalty,
                                     num_restarts=num_restarts, key=jax.random.key(seed))
                     yb = (p_hat > theta).astype(np.float64)

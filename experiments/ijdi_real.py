@@ -80,11 +80,11 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
             on_side = y == (0 if side == "negative" else 1)
             for lam in lambdas:
                 kw = dict(lam=float(lam), side=side, threshold=C.THRESHOLD, penalty=penalty,
-                          num_restarts=num_restarts)
+                          num_restarts=num_restarts, beneficial_label=0)  # 1 = harmful
                 r_here = replicates if test_lambdas is None or lam in test_lambdas else 0
                 with C.Timer() as t:
                     res = ijdi_scan(X, y, p_hat, p, key=jax.random.key(seed),
-                                    num_replicates=r_here, **kw)
+                                    num_samples=r_here, **kw)
                 rate_s, rate_o, p_s, p_o = describe(res.mask, on_side, yb, p)
                 main_rows.append({
                     "data": name, "side": side, "lam": float(lam),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -14,14 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ofijax.scan import (
-    bias_scan,
-    estimate_true_probabilities,
-    fpr_scan,
-    ijdi_scan,
-    lambda_from_costs,
-    tpr_scan,
-)
+from ofijax import scan
+from ofijax.scan import bias_scan, estimate_true_probabilities, lambda_from_costs
 from ofijax.scan._alg1 import (
     CODE_ACCEPT,
     CODE_ALPHA,
@@ -34,6 +29,12 @@ from ofijax.scan._alg1 import (
     edge_case_2,
     initial_state,
 )
+
+# These tests follow the IJDI paper literally, in its harm orientation (label 1 = the harmful
+# outcome, NEG = the rows whose true outcome is not harmful): beneficial_label=0 says so.
+fpr_scan = partial(scan.fpr_scan, beneficial_label=0)
+tpr_scan = partial(scan.tpr_scan, beneficial_label=0)
+ijdi_scan = partial(scan.ijdi_scan, beneficial_label=0)
 
 # ---------------------------------------------------------------------------------------------
 # Brute-force oracle (exact global optimum over every subgroup) and literal Algorithm 1
@@ -442,6 +443,9 @@ def test_zero_p_scan_with_positive_outcome_is_bounded_and_reported(eps):
     assert math.isfinite(res.score) and res.score <= res.size * math.log(1e6)
     assert res.score > 2 * 13  # ... yet dominated by those rows (≈ 13.8 each)
     assert set(low) <= set(np.flatnonzero(res.mask))
+    # without the clamp the likelihood is unbounded: q runs to its cap, and the result says so
+    assert res.unbounded == (eps == 0.0)
+    assert ("unbounded:" in res.description) == (eps == 0.0)
     sg, F, _ = brute_scan(ENUM, y, np.clip(np.clip(raw, 0, 1), eps, 1 - eps), 0.1)
     assert res.subset == _as_dict(sg) and res.score == pytest.approx(F, rel=1e-6)
 
@@ -477,8 +481,10 @@ def test_no_subgroup_result():
         ({"lam": -1.0}, "lam"),
         ({"lam": 1.0, "side": "both"}, "side"),
         ({"lam": 1.0, "mode": "exact"}, "mode"),
-        ({"lam": 1.0, "num_replicates": -1}, "num_replicates"),
-        ({"lam": 1.0, "num_replicates": 2, "null": "bootstrap"}, "null"),
+        ({"lam": 1.0, "num_samples": -1}, "num_samples"),
+        ({"lam": 1.0, "num_samples": 2, "key": 0, "null": "bootstrap"}, "null"),
+        ({"lam": 1.0, "beneficial_label": 2}, "beneficial_label"),
+        ({"lam": 1.0, "top_k": 0}, "top_k"),
         ({"lam": 1.0, "threshold_rule": ">="}, "threshold_rule"),
         ({"lam": 1.0, "max_adjustments": -2}, "max_adjustments"),
         ({"lam": 1.0, "p_epsilon": 0.7}, "p_epsilon"),

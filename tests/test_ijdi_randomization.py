@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -16,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ofijax.scan import bias_scan, fpr_scan, ijdi_scan
+from ofijax import scan
+from ofijax.scan import bias_scan
 from ofijax.scan._api import _arrays, _prepare
 from ofijax.scan._randomization import (
     bias_scan_null_scores,
@@ -25,6 +27,10 @@ from ofijax.scan._randomization import (
     pad_problem,
     replicate_key,
 )
+
+# The IJDI paper's harm orientation (label 1 = harmful), as in tests/test_ijdi.py.
+fpr_scan = partial(scan.fpr_scan, beneficial_label=0)
+ijdi_scan = partial(scan.ijdi_scan, beneficial_label=0)
 
 # The covariates of tests/test_ijdi.py (3 attributes, 18 cells × 10 rows): shared compilations.
 _CELLS = np.array([(a, b, c) for a in range(3) for b in range(3) for c in range(2)])
@@ -40,7 +46,7 @@ def _calibration(keys, is_perm):
     and the scores of 9 null replicates ("bernoulli" or "permutation") — all in one batch."""
     from ofijax.scan._alg1 import make_params
     from ofijax.scan._engine import make_problem
-    from ofijax.scan._randomization import NullSpec, _procedure
+    from ofijax.scan._randomization import NullSpec, procedure
 
     data = pad_problem(make_problem(CODES.astype(np.int32), np.array([3, 3, 2])),
                        np.zeros(N), np.zeros(N))
@@ -48,7 +54,7 @@ def _calibration(keys, is_perm):
     params = make_params(penalty=0.0)
 
     def run(k, y, rc):
-        return _procedure(spec, k, y, data.p, data.valid, rc, data.problem, None, params).score
+        return procedure(spec, k, y, data.p, data.valid, rc, data.problem, None, params).score
 
     def one(key):
         k_data, k_obs, k_rep = jax.random.split(key, 3)
@@ -122,11 +128,11 @@ def test_planted_effect_gives_minimal_pvalue():
     rate = np.where(planted, 0.9, 0.2)
     yhat = (rng.uniform(size=N) < rate).astype(int)
     R = 9
-    res = ijdi_scan(DF, NEG, yhat, p, lam=0.5, num_replicates=R)
+    res = ijdi_scan(DF, NEG, yhat, p, lam=0.5, num_samples=R, key=0)
     assert res.subset == {"a": (1,), "c": (0,)}
     assert res.p_value == pytest.approx(1 / (R + 1)) and res.null_scores.max() < res.score
     # FPR-Scan, permutation null (the rate code path)
-    fres = fpr_scan(DF, NEG, yhat, num_replicates=R, null="permutation")
+    fres = fpr_scan(DF, NEG, yhat, num_samples=R, null="permutation", key=0)
     assert fres.subset == {"a": (1,), "c": (0,)}
     assert fres.p_value == pytest.approx(1 / (R + 1))
     assert fres.null_scores.shape == (R,) and np.all(fres.null_scores >= 0)
@@ -153,7 +159,7 @@ def test_bias_scan_hook_matches_serial_scans():
     p = np.full(N, 0.3)  # constant: the exact basis (shares compilations with tests/test_ijdi.py)
     y = (rng.uniform(size=N) < p).astype(int)
     key = jax.random.key(7)
-    obs = bias_scan(DF, y, p, penalty=0.1, key=key)
+    obs = bias_scan(DF, y, p, penalty=0.1, key=key, search="coordinate_ascent")
     enc, y_np, p_np = _prepare(DF, y, p, None)
     R = 6
     with jax.enable_x64(True):
@@ -166,7 +172,7 @@ def test_bias_scan_hook_matches_serial_scans():
             k_null, k_scan = jax.random.split(keys[r])
             y_r, _ = null_draw("bernoulli", k_null, data.y, data.p, data.valid, data.row_cell)
             y_r = np.asarray(y_r[:N]).astype(int)
-            serial = bias_scan(DF, y_r, p, penalty=0.1, key=k_scan)
+            serial = bias_scan(DF, y_r, p, penalty=0.1, key=k_scan, search="coordinate_ascent")
             assert rt.null_scores[r] == pytest.approx(serial.score, abs=1e-9)
     assert rt.num_unconverged == 0
     assert rt.p_value == p_value(obs.score, rt.null_scores)
@@ -182,8 +188,8 @@ _SHARDED = textwrap.dedent(
                       10, axis=0)
     yhat = (np.random.default_rng(0).uniform(size=len(codes)) < 0.3).astype(int)
     df = pd.DataFrame(codes, columns=["a", "b", "c"])
-    res = fpr_scan(df, np.zeros(len(codes), int), yhat, num_replicates=9, replicate_chunk=3,
-                   null="permutation")
+    res = fpr_scan(df, np.zeros(len(codes), int), yhat, num_samples=9, replicate_chunk=3,
+                   null="permutation", key=0, beneficial_label=0)
     print(json.dumps(res.null_scores.tolist()))
     """
 )
@@ -191,7 +197,7 @@ _SHARDED = textwrap.dedent(
 
 def test_replicates_independent_of_chunking_and_devices():
     yhat = (np.random.default_rng(0).uniform(size=N) < 0.3).astype(int)
-    res = fpr_scan(DF, NEG, yhat, num_replicates=9, null="permutation")
+    res = fpr_scan(DF, NEG, yhat, num_samples=9, null="permutation", key=0)
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
                JAX_PLATFORMS="cpu", OFIJAX_PROGRESS="0")
     out = subprocess.run([sys.executable, "-c", _SHARDED], env=env, capture_output=True,

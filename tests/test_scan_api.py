@@ -52,8 +52,12 @@ def test_public_surface():
     assert {"fpr_scan", "tpr_scan", "ijdi_scan", "IJDIResult"} <= set(scan.__all__)
     for name in scan.__all__:
         assert hasattr(scan, name), name
-    assert ScanResult._fields[:5] == ("subset", "score", "q", "size", "mask")
-    assert ScanResult._fields[-2:] == ("p_value", "null_scores")
+    assert ScanResult._fields[:9] == ("subset", "score", "q", "size", "mask", "converged",
+                                      "listed", "p_value", "null_scores")
+    for extra in ("total_size", "description", "observed_rate", "expected_rate", "unbounded",
+                  "search", "bins", "top", "history", "p_scan", "num_rescans"):
+        assert extra in ScanResult._fields
+    assert scan.IJDIResult is ScanResult  # one result type for every scan
 
 
 @pytest.mark.parametrize("varying", [True, False])
@@ -149,12 +153,89 @@ def test_bad_inputs():
 def test_bias_scan_randomization_option():
     """bias_scan(num_replicates=R) runs the search-aware test: a strong effect gives 1/(R+1)."""
     df, y, p = _data(varying=False)
-    res = bias_scan(df, y, p, penalty=0.5, num_replicates=19, key=jax.random.key(3))
+    res = bias_scan(df, y, p, penalty=0.5, num_samples=19, key=jax.random.key(3))
     assert res.subset == {"race": ("b",), "age": (30, 40)}
     assert res.p_value == pytest.approx(1 / 20)
     assert np.asarray(res.null_scores).shape == (19,)
     assert np.all(np.asarray(res.null_scores) < res.score)
     with pytest.raises(ValueError, match="null"):
-        bias_scan(df, y, p, num_replicates=5, null="bootstrap")
-    with pytest.raises(ValueError, match="num_replicates"):
-        bias_scan(df, y, p, num_replicates=-1)
+        bias_scan(df, y, p, num_samples=5, null="bootstrap", key=0)
+    with pytest.raises(ValueError, match="num_samples"):
+        bias_scan(df, y, p, num_samples=-1)
+    # an int seed is a key; the old name still works, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match="num_samples"):
+        old = bias_scan(df, y, p, penalty=0.5, num_replicates=19, key=3)
+    assert old.p_value == res.p_value
+    np.testing.assert_array_equal(old.null_scores, res.null_scores)
+    # a randomization test draws random numbers: it needs an explicit key
+    with pytest.raises(TypeError, match="^key: required when num_samples > 0"):
+        bias_scan(df, y, p, num_samples=5)
+    with pytest.raises(TypeError, match="^key"):
+        bias_scan(df, y, p, num_samples=5, key="seed")
+
+
+# ---------------------------------------------------------------------------------------------
+# One convention: probabilities, aliases, orientation, words, bins, the q cap
+
+
+def test_binary_expectations_are_refused():
+    df, y, p = _data(n=50)
+    with pytest.raises(ValueError, match="^expectations: every value is 0 or 1.*fpr_scan"):
+        bias_scan(df, y, (p > 0.5).astype(int))
+
+
+def test_group_alias_and_description():
+    df, y, p = _data()
+    a = bias_scan(df, y, p, penalty=0.5)
+    b = bias_scan(group=df, observations=y, expectations=p, penalty=0.5)
+    assert a.subset == b.subset and a.score == b.score
+    with pytest.raises(ValueError, match="^group: an alias of data"):
+        bias_scan(df, y, p, group=df)
+    with pytest.raises(ValueError, match="^data: required"):
+        bias_scan(observations=y, expectations=p)
+    assert a.total_size == a.size == int(a.mask.sum())
+    assert a.observed_rate == pytest.approx(y[a.mask].mean())
+    assert a.expected_rate == pytest.approx(p[a.mask].mean())
+    assert a.description.startswith("race in {b} and age in {30, 40} (")
+    assert "more often than the expectations predict" in a.description
+    assert not a.unbounded
+
+
+def test_unbounded_flag_and_zero_expectation_warning():
+    df, y, p = _data()
+    y = y.copy()
+    inside = (df["race"] == "b").to_numpy() & df["age"].isin([30, 40]).to_numpy()
+    y[inside] = 1  # every row of the planted subgroup positive: q runs to its cap
+    res = bias_scan(df, y, p, penalty=0.5)
+    assert res.subset == {"race": ("b",), "age": (30, 40)}
+    assert res.unbounded and res.q == pytest.approx(1e6)
+    assert "unbounded: every row of S has outcome 1" in res.description
+    wider = bias_scan(df, y, p, penalty=0.5, q_bounds=(1e-3, 1e3))
+    assert wider.unbounded and wider.score < res.score  # the score measures the cap
+    # p = 0 with y = 1 inside the subgroup: the score depends on q_bounds -> warning
+    p0 = np.where(inside & (np.arange(len(y)) % 7 == 0), 0.0, p)
+    with pytest.warns(RuntimeWarning, match="expectation 0 but outcome 1.*q_bounds"):
+        bias_scan(df, y, p0, penalty=0.5)
+
+
+def test_bins_and_high_cardinality_columns():
+    df, y, p = _data()
+    rng = np.random.default_rng(0)
+    cont = df.assign(income=rng.lognormal(10, 1, len(df)))
+    with pytest.raises(ValueError, match="^data: column 'income' holds non-integer floats.*bins="):
+        bias_scan(cont, y, p, penalty=0.5)
+    many = df.assign(age=rng.integers(18, 90, len(df)))
+    with pytest.raises(ValueError, match="^data: column 'age' has [0-9]+ distinct values.*bins="):
+        bias_scan(many, y, p, penalty=0.5)
+    res = bias_scan(cont, y, p, penalty=0.5, bins=4)
+    edges = res.bins["income"]
+    assert len(edges) == 5 and edges[0] == cont["income"].min() and edges[-1] == cont["income"].max()
+    np.testing.assert_allclose(edges, np.quantile(cont["income"], np.linspace(0, 1, 5)))
+    # named bins: the labels are the intervals, in order
+    r2 = score_subset(cont, y, p, {"income": [f"[{edges[0]:.6g}, {edges[1]:.6g})"]}, bins=4)
+    assert r2.size == int((cont["income"] < edges[1]).sum())
+    with pytest.raises(ValueError, match="^bins:"):
+        bias_scan(cont, y, p, bins=1)
+    with pytest.raises(ValueError, match="^bins: column 'sex' is not numeric"):
+        bias_scan(df, y, p, bins={"sex": 2})
+    assert score_subset(many, y, p, {}, max_values=None).size == len(y)  # the limit can be lifted

@@ -1,25 +1,31 @@
-"""Bias Scan (MDSS): find the subgroup whose outcomes deviate most from their expectations.
+"""Subgroup scans: Bias Scan (MDSS) and FPR-/TPR-/IJDI-Scan, with randomization tests.
 
 Public API:
 
-* :func:`bias_scan` — multi-start coordinate-ascent subset scan (AIF360-compatible scoring and
-  penalty, restarts batched with ``vmap``, cell compression so cost scales with occupied cells).
+* :func:`bias_scan` — the subgroup whose outcomes deviate most from their expectations
+  (exhaustive search when the attribute space is small, else multi-start coordinate ascent).
 * :func:`score_subset` — score a given subgroup.
-* :class:`ScanResult` — the result NamedTuple.
+* :func:`fpr_scan`, :func:`tpr_scan`, :func:`ijdi_scan` — error-rate scans of binary predictions
+  against true labels (label 1 = beneficial by default, as in :func:`ofijax.audit`).
+* :class:`ScanResult` — the one result type (``IJDIResult`` is the same type); each result says in
+  words which rate is raised for which rows.
+* :func:`estimate_true_probabilities`, :func:`lambda_from_costs` — IJDI-Scan's inputs.
 
-The array-level engine (for FPR-/TPR-/IJDI-Scan and randomization tests) is documented in
+The array-level engine (for randomization tests and new procedures) is documented in
 ``ofijax.scan._engine``.
 """
 
-from ._api import DEFAULT_Q_BOUNDS, ScanResult, bias_scan, score_subset
+from ._api import bias_scan, score_subset
+from ._checks import DEFAULT_Q_BOUNDS
+from ._ijdi import IJDIStep, fpr_scan, ijdi_scan, tpr_scan
+from ._probabilities import estimate_true_probabilities, lambda_from_costs
+from ._result import IJDIResult, ScanResult
 
-__all__ = ["ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"]
-
-# FPR-/TPR-/IJDI-Scan and randomization tests (issue 5)
-from ._ijdi import IJDIResult, IJDIStep, fpr_scan, ijdi_scan, tpr_scan  # noqa: E402
-from ._probabilities import estimate_true_probabilities, lambda_from_costs  # noqa: E402
-
-__all__ += [
+__all__ = [
+    "ScanResult",
+    "bias_scan",
+    "score_subset",
+    "DEFAULT_Q_BOUNDS",
     "IJDIResult",
     "IJDIStep",
     "fpr_scan",

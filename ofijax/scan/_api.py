@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._validation import (
-    check_binary,
-    check_choice,
-    check_nonnegative_scalar,
-    check_probabilities,
-)
+from .._validation import check_binary, check_choice, check_probabilities
+from ._alg1 import make_params
 from ._basis import EXACT_MAX_VALUES, Basis, features, layout_group, make_basis, make_layout
-from ._encode import Encoded, encode_data
+from ._checks import (
+    DEFAULT_Q_BOUNDS,
+    check_random_options,
+    check_scan_options,
+    resolve_data_alias,
+)
+from ._encode import DEFAULT_MAX_VALUES, Encoded, encode_data
 from ._engine import (
     cell_bucket,
+    cell_mask,
     make_problem,
     outcome_counts,
     pad_cells,
@@ -26,64 +29,27 @@ from ._engine import (
     scan_arrays,
     score_arrays,
 )
-from ._randomization import bias_scan_null_scores, check_randomization_args
+from ._exhaustive import (
+    EXHAUSTIVE_MAX_SUBGROUPS,
+    chunk_size,
+    exhaustive_feasible,
+    make_enumeration,
+    num_subgroups,
+)
+from ._randomization import NullSpec, bias_scan_null_scores, p_value, pad_problem
+from ._result import UNBOUNDED_TEXT, ScanResult, cap_reached, subset_dict, subset_text
+from ._topk import StepSpec, observed_steps, steps_null_scores
 
 __all__ = ["ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"]
 
-#: Default bracket for the odds multiplier q (the IJDI reference's); AIF360 uses (1e-3, 1e3).
-DEFAULT_Q_BOUNDS = (1e-6, 1e6)
-
-
-class ScanResult(NamedTuple):
-    """Result of :func:`bias_scan` / :func:`score_subset`.
-
-    Attributes:
-      subset: the subgroup, normalised: ``{column: tuple of values}`` for each constrained attribute
-        that excludes at least one observed value (sorted as encoded); ``{}`` is the whole data.
-      score: penalised score ``max_q LLR(q) - penalty·(#values listed)`` (Python float).
-      q: fitted odds multiplier (``exp`` of the maximising t; 1.0 when the score is 0).
-      size: number of rows in the subgroup.
-      mask: ``(N,)`` NumPy bool array, the rows in the subgroup.
-      converged: every restart reached a local optimum within the step cap.
-      listed: the un-normalised subgroup (attributes listed with all their values kept); the penalty
-        counts the values listed here.
-      p_value: randomization-test p-value (NaN: not computed by :func:`bias_scan`).
-      null_scores: scores under the null (None: not computed by :func:`bias_scan`).
-    """
-
-    subset: dict
-    score: float
-    q: float
-    size: int
-    mask: np.ndarray
-    converged: bool = True
-    listed: dict | None = None
-    p_value: float = math.nan
-    null_scores: Any = None
-
 
 # ---------------------------------------------------------------------------------------------
-# Input checks
+# Inputs
 
 
-def _check_common(direction, penalty, q_bounds, basis):
-    check_choice(direction, "direction", ("positive", "negative"))
-    pen = check_nonnegative_scalar(penalty, "penalty")
-    check_choice(basis, "basis", ("auto", "exact", "chebyshev"))
-    try:
-        lo, hi = (float(q_bounds[0]), float(q_bounds[1]))
-    except Exception as exc:
-        raise ValueError(f"q_bounds: must be a pair (q_lo, q_hi); got {q_bounds!r}.") from exc
-    if not (0 < lo < 1 < hi < math.inf):
-        raise ValueError(
-            f"q_bounds: must satisfy 0 < q_lo < 1 < q_hi < inf; got {q_bounds!r} "
-            "(default (1e-6, 1e6); AIF360 uses (1e-3, 1e3))."
-        )
-    return pen, (lo, hi)
-
-
-def _prepare(data, observations, expectations, value_labels):
-    enc = encode_data(data, value_labels)
+def _prepare(data, observations, expectations, value_labels, bins=None,
+             max_values=DEFAULT_MAX_VALUES):
+    enc = encode_data(data, value_labels, bins=bins, max_values=max_values)
     n = enc.codes.shape[0]
     y = check_binary(observations, "observations")
     p = check_probabilities(expectations, "expectations")
@@ -96,6 +62,14 @@ def _prepare(data, observations, expectations, value_labels):
         raise ValueError(
             f"length mismatch: data has {n} rows, observations {y.shape[0]}, expectations "
             f"{p.shape[0]}; pass one value per row in each."
+        )
+    if n and np.all((p == 0) | (p == 1)):
+        raise ValueError(
+            "expectations: every value is 0 or 1, i.e. binary predictions, not probabilities. "
+            "Bias Scan compares outcomes with *expected probabilities* p_i (e.g. a model's "
+            "predicted probabilities): with p ∈ {0, 1} a row either cannot deviate or deviates "
+            "without bound, so nothing meaningful is scored. To audit binary predictions against "
+            "true labels use fpr_scan / tpr_scan (or ijdi_scan)."
         )
     return enc, y, p
 
@@ -115,39 +89,7 @@ def _choose_basis(p: np.ndarray, kind: str, direction: str, q_bounds) -> Basis:
     return make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
 
 
-def _subset_dict(enc: Encoded, mask: np.ndarray, listed: np.ndarray, normalize: bool) -> dict:
-    out = {}
-    for m, name in enumerate(enc.columns):
-        if not listed[m]:
-            continue
-        nv = len(enc.labels[m])
-        row = mask[m, :nv]
-        if normalize and row.all():
-            continue
-        out[name] = tuple(_py(v) for v in enc.labels[m][row])
-    return out
-
-
-def _py(v):
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _result(enc, problem, Phi, Y, basis, mask, listed, score, log_q, converged):
-    mask_np = np.asarray(mask)
-    listed_np = np.asarray(listed)
-    rows = np.asarray(row_mask(problem, mask, listed))
-    return ScanResult(
-        subset=_subset_dict(enc, mask_np, listed_np, normalize=True),
-        score=float(score),
-        q=float(np.exp(float(log_q))),
-        size=int(rows.sum()),
-        mask=rows,
-        converged=bool(converged),
-        listed=_subset_dict(enc, mask_np, listed_np, normalize=False),
-    )
-
-
-def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
+def _unpadded(enc: Encoded, y, p, kind, direction, q_bounds):
     n_values = np.array([len(lab) for lab in enc.labels], dtype=np.int32)
     problem = make_problem(enc.codes, n_values)
     basis = _choose_basis(p, kind, direction, q_bounds)
@@ -156,72 +98,180 @@ def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
         layout = make_layout(np.asarray(problem.row_cell), problem.num_cells, layout_group(basis))
     Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
     Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+    return problem, Phi, Y, basis
+
+
+def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
+    """``(problem, Phi, Y, basis)`` with cells padded to a :func:`cell_bucket` size."""
+    problem, Phi, Y, basis = _unpadded(enc, y, p, kind, direction, q_bounds)
     return (*pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells)), basis)
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+def _describe(subset, total, score, q, obs, exp, direction, unbounded, q_bounds, p_val, search):
+    if not score > 0:
+        return ("no subgroup detected: no subgroup's outcomes deviate from their expectations in "
+                f"the {direction} direction enough to score above 0 ({search} search)")
+    more = "more" if direction == "positive" else "less"
+    text = (f"{subset_text(subset)} ({total} rows): outcome 1 occurs {more} often than the "
+            f"expectations predict — observed rate {obs:.3f} vs expected {exp:.3f} (odds ×{q:.3g}); "
+            f"score {score:.2f} ({search} search)")
+    if not math.isnan(p_val):
+        text += f", p = {p_val:.3g}"
+    if unbounded:
+        what, short = (("every row of S has outcome 1", "every row positive")
+                       if direction == "positive" else
+                       ("no row of S has outcome 1", "every row negative"))
+        cap = q_bounds[1] if direction == "positive" else q_bounds[0]
+        text += "; " + UNBOUNDED_TEXT.format(what=what, cap=cap, score=score, short=short)
+    return text
+
+
+def _bias_result(enc, rows, mask, listed, score, log_q, converged, y, p, *, direction, q_bounds,
+                 search, p_val=math.nan, null=None, warn=True):
+    rows = np.asarray(rows, bool)
+    score = float(score)
+    n_s = int(rows.sum())
+    obs = float(y[rows].mean()) if n_s else math.nan
+    exp = float(p[rows].mean()) if n_s else math.nan
+    unbounded = score > 0 and cap_reached(log_q, q_bounds, direction)
+    if warn and score > 0:
+        bad = rows & ((p == 0) & (y == 1) if direction == "positive" else (p == 1) & (y == 0))
+        if bad.any():
+            lim, cap = (("0", "q_hi") if direction == "positive" else ("1", "q_lo"))
+            warnings.warn(
+                f"bias_scan: the subgroup holds {int(bad.sum())} row(s) with expectation {lim} but "
+                f"outcome {1 - int(lim)}; each adds |log {cap}| to the score, which therefore "
+                f"depends on q_bounds={tuple(q_bounds)}. Clip the expectations away from 0 and 1 "
+                "(e.g. numpy.clip(p, 1e-6, 1 - 1e-6)) or drop those rows.",
+                RuntimeWarning, stacklevel=3)
+    q = float(np.exp(float(log_q))) if score > 0 else 1.0
+    subset = subset_dict(enc, mask, listed, normalize=True)
+    return ScanResult(
+        subset=subset,
+        score=score,
+        q=q,
+        size=n_s,
+        mask=rows,
+        converged=bool(converged),
+        listed=subset_dict(enc, mask, listed, normalize=False),
+        p_value=p_val,
+        null_scores=null,
+        total_size=n_s,
+        description=_describe(subset, n_s, score, q, obs, exp, direction, unbounded, q_bounds,
+                              p_val, search),
+        observed_rate=obs,
+        expected_rate=exp,
+        unbounded=bool(unbounded),
+        search=search,
+        bins=dict(enc.edges or {}),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Public functions
 
 
+def _check_bias_choices(direction, basis, search=None):
+    check_choice(direction, "direction", ("positive", "negative"))
+    check_choice(basis, "basis", ("auto", "exact", "chebyshev"))
+    if search is not None:
+        check_choice(search, "search", ("auto", "exhaustive", "coordinate_ascent"))
+
+
 def bias_scan(
-    data,
-    observations,
-    expectations,
+    data=None,
+    observations=None,
+    expectations=None,
     *,
     direction: str = "positive",
     penalty: float = 1e-17,
     num_restarts: int = 10,
-    key: jax.Array | None = None,
+    key=None,
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     basis: str = "auto",
     max_steps: int | None = None,
     value_labels=None,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     null: str = "bernoulli",
     replicate_chunk: int | None = None,
+    search: str = "auto",
+    top_k: int | None = None,
+    bins=None,
+    max_values: int | None = DEFAULT_MAX_VALUES,
+    group=None,
+    num_replicates: int | None = None,
 ) -> ScanResult:
     r"""Bias Scan (MDSS): the subgroup whose outcomes deviate most from their expectations.
 
     Each row i has categorical attributes, an outcome :math:`y_i \in \{0,1\}` and an expectation
-    :math:`p_i \in [0,1]`. Under H1(S) the odds inside subgroup S are multiplied by q; the score is
-    the Bernoulli log-likelihood ratio maximised over q on the requested side of 1, minus the
-    penalty times the number of values listed over the constrained attributes:
+    :math:`p_i \in [0,1]` (a probability, e.g. a model's predicted probability — binary 0/1
+    predictions are refused: use :func:`fpr_scan` / :func:`tpr_scan` for those). Under H1(S) the
+    odds inside subgroup S are multiplied by q; the score is the Bernoulli log-likelihood ratio
+    maximised over q on the requested side of 1, minus the penalty times the number of values
+    listed over the constrained attributes:
 
     .. math::
 
         F(S) = \max_{q} \sum_{i \in S} \bigl[y_i \log q - \log(1 - p_i + q\,p_i)\bigr]
                - \lambda \sum_{m\ \mathrm{constrained}} |V_m(S)|
 
-    with :math:`q \in [1, q_{hi}]` for ``direction="positive"`` (outcomes under-predicted;
-    AIF360's ``overpredicted=False``) and :math:`q \in [q_{lo}, 1]` for ``"negative"``. The search
-    is multi-start coordinate ascent with an exact penalised per-attribute step, restarts running
-    as one batch (see :mod:`ofijax.scan._engine`). Computation is in float64 (inside
-    ``jax.enable_x64(True)``) regardless of the global JAX setting.
+    with :math:`q \in [1, q_{hi}]` for ``direction="positive"`` (outcome 1 more frequent than
+    expected; AIF360's ``overpredicted=False``) and :math:`q \in [q_{lo}, 1]` for ``"negative"``.
+
+    Search. ``search="exhaustive"`` scores *every* subgroup (``Π_m (2^{V_m} − 1)`` of them, e.g.
+    11,907 for COMPAS's five IJDI attributes) in vectorized chunks and returns the global optimum
+    (see :mod:`ofijax.scan._exhaustive`); ``"coordinate_ascent"`` is MDSS's multi-start local
+    search (restarts as one batch, see :mod:`ofijax.scan._engine`), whose ``converged`` only means
+    that every restart reached a *local* optimum — on small brute-forced problems it misses the
+    global optimum in about 1% of cases. ``"auto"`` (default) enumerates when there are at most
+    1e6 subgroups and the work (subgroups × occupied cells × (features + attributes)) is at most
+    4e9, and otherwise runs coordinate ascent; ``result.search`` says which ran. Computation is
+    in float64 (inside ``jax.enable_x64(True)``) whatever the global JAX setting.
 
     Args:
       data: DataFrame of categorical columns (string, category, int, bool, or integral float), or a
         2-D array (columns named 0..M-1; with ``value_labels`` its entries are integer codes).
+        ``group=`` is accepted as an alias.
       observations: binary outcomes y (0/1), one per row.
-      expectations: probabilities p in [0, 1], one per row.
+      expectations: probabilities p in [0, 1], one per row (not all 0/1).
       direction: ``"positive"`` (q > 1) or ``"negative"`` (q < 1).
       penalty: λ ≥ 0 per listed value (AIF360 default 1e-17; the IJDI code uses 0.1).
-      num_restarts: number of restarts (≥ 1); restart 0 starts from the whole data.
-      key: PRNG key for the restarts (default ``jax.random.key(0)``); same key, same result.
+      num_restarts: number of coordinate-ascent restarts (≥ 1); restart 0 starts from all data.
+      key: PRNG key or int seed. Without a randomization test it only breaks the restarts' ties
+        (default ``jax.random.key(0)``: same call, same result); with ``num_samples > 0`` it is
+        required.
       q_bounds: bracket for q (default (1e-6, 1e6); AIF360 parity: (1e-3, 1e3)). When every row
-        of a subgroup has y = 1 the likelihood increases without bound and the bracket end is used.
+        of a subgroup has y = 1 the likelihood increases without bound and q stops at the bracket
+        end: the result is flagged ``unbounded`` (its score measures the bracket).
       basis: ``"auto"`` (exact when p has ≤ 64 distinct values, else Chebyshev), ``"exact"`` or
         ``"chebyshev"``; the Chebyshev basis is accurate to ~1e-13 per row (see ``_basis``).
       max_steps: cap on coordinate-ascent steps per restart (default 20·M + 50).
       value_labels: optional labels per column for integer-coded array input.
-      num_replicates: R ≥ 0 randomization replicates for a search-aware p-value (0: no test,
-        ``p_value`` is NaN). Each replicate reruns the whole multi-start scan on null data and
-        ``p_value = (1 + #{F* ≥ F}) / (R + 1)``; replicates run as vmapped batches.
+      num_samples: R ≥ 0 randomization replicates for a search-aware p-value (0: no test,
+        ``p_value`` is NaN). Each replicate reruns the whole search on null data and
+        ``p_value = (1 + #{F* ≥ F}) / (R + 1)``. (``num_replicates`` is its deprecated name.)
       null: ``"bernoulli"`` (y* ~ Bernoulli(p), Bias Scan's parametric null) or ``"permutation"``
         (attribute rows permuted relative to (y, p); exact under exchangeability).
       replicate_chunk: replicates per batch (bounds memory; default chosen from the data size).
+      search: ``"auto"``, ``"exhaustive"`` or ``"coordinate_ascent"`` (above).
+      top_k: k ≥ 1: also find the next subgroups, each by rescanning with the earlier finds' rows
+        removed; ``result.top`` holds the k results (fewer if a rescan finds nothing), each with a
+        family-wise p-value from the same replicates (each replicate runs all k steps; its
+        statistic is the largest of its k scores). ``None`` (default): one subgroup.
+      bins: ``None``, an int k ≥ 2 (quantile-bin every numeric column that is continuous or has
+        more than ``max_values`` values) or ``{column: k or edges}``; the edges are in
+        ``result.bins``.
+      max_values: columns with more distinct values are refused unless binned (default 64;
+        ``None``: no limit).
+      group: alias of ``data``.
+      num_replicates: deprecated name of ``num_samples``.
 
     Returns:
-      :class:`ScanResult` (with ``p_value`` and ``null_scores`` when ``num_replicates > 0``).
+      :class:`ScanResult`, whose ``description`` says in words which rows deviate and how.
 
     Examples:
       >>> import numpy as np, pandas as pd
@@ -232,39 +282,90 @@ def bias_scan(
       >>> young_men = ((df["sex"] == "M") & (df["age"] == "young")).to_numpy()
       >>> y[young_men] = np.arange(50) % 4 != 0              # ... but 3/4 for young men
       >>> res = bias_scan(df, y, np.full(200, 1 / 3), penalty=0.1)
-      >>> res.subset, res.size, round(res.score, 3), round(res.q, 2)
-      ({'sex': ('M',), 'age': ('young',)}, 50, 17.067, 5.69)
+      >>> res.subset, res.size, round(res.score, 3), round(res.q, 2), res.search
+      ({'sex': ('M',), 'age': ('young',)}, 50, 17.067, 5.69, 'exhaustive')
+      >>> print(res.description)
+      sex in {M} and age in {young} (50 rows): outcome 1 occurs more often than the expectations predict — observed rate 0.740 vs expected 0.333 (odds ×5.69); score 17.07 (exhaustive search)
     """
-    pen, qb = _check_common(direction, penalty, q_bounds, basis)
-    if isinstance(num_restarts, bool) or not isinstance(num_restarts, int | np.integer) or (
-        num_restarts < 1
-    ):
-        raise ValueError(f"num_restarts: must be an integer ≥ 1; got {num_restarts!r}.")
-    if max_steps is not None and (not isinstance(max_steps, int | np.integer) or max_steps < 1):
-        raise ValueError(f"max_steps: must be an integer ≥ 1 or None; got {max_steps!r}.")
-    check_randomization_args(num_replicates, null, replicate_chunk)
-    enc, y, p = _prepare(data, observations, expectations, value_labels)
+    data = resolve_data_alias(data, group)
+    _check_bias_choices(direction, basis, search)
+    opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
+                              max_steps=max_steps, top_k=top_k)
+    rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,
+                               null=null, replicate_chunk=replicate_chunk)
+    enc, y, p = _prepare(data, observations, expectations, value_labels, bins, max_values)
+    n = enc.codes.shape[0]
+    common = dict(direction=direction, q_bounds=opts.q_bounds)
     with jax.enable_x64(True):
-        key = jax.random.key(0) if key is None else key
-        problem, Phi, Y, b = _arrays(enc, y, p, basis, direction, qb)
-        raw = scan_arrays(
-            key, problem, Phi, Y, b, penalty=pen, num_restarts=int(num_restarts),
-            max_steps=None if max_steps is None else int(max_steps),
-        )
-        res = _result(enc, problem, Phi, Y, b, raw.mask, raw.listed, raw.score, raw.log_q,
-                      raw.converged)
-        if num_replicates:
-            rt = bias_scan_null_scores(
-                key, problem, b, y, p, penalty=pen, num_restarts=int(num_restarts),
-                max_steps=None if max_steps is None else int(max_steps),
-                num_replicates=num_replicates, null=null, replicate_chunk=replicate_chunk,
-                observed_score=res.score,
+        problem, Phi, Y, b = _unpadded(enc, y, p, basis, direction, opts.q_bounds)
+        n_values = np.asarray(problem.n_values)
+        if search == "auto":
+            search = ("exhaustive" if exhaustive_feasible(n_values, problem.num_cells,
+                                                          b.num_features)
+                      else "coordinate_ascent")
+        elif search == "exhaustive" and num_subgroups(n_values) > EXHAUSTIVE_MAX_SUBGROUPS:
+            raise ValueError(
+                f"search: 'exhaustive' enumerates every subgroup; these attributes have "
+                f"{num_subgroups(n_values):.3g} (more than {EXHAUSTIVE_MAX_SUBGROUPS:g}). Use "
+                "search='coordinate_ascent' (or 'auto'), or bin / group values."
             )
-            res = res._replace(p_value=rt.p_value, null_scores=rt.null_scores)
-        return res
+        if search == "coordinate_ascent" and opts.top_k is None:
+            padded, Phi_p, Y_p = pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells))
+            raw = scan_arrays(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
+                              num_restarts=opts.num_restarts, max_steps=opts.max_steps)
+            rows = np.asarray(row_mask(padded, raw.mask, raw.listed))
+            res = _bias_result(enc, rows, np.asarray(raw.mask), np.asarray(raw.listed), raw.score,
+                               raw.log_q, raw.converged, y, p, search=search, **common)
+            if rnd.num_samples:
+                rt = bias_scan_null_scores(
+                    rnd.key, padded, b, y, p, penalty=opts.penalty,
+                    num_restarts=opts.num_restarts, max_steps=opts.max_steps,
+                    num_replicates=rnd.num_samples, null=rnd.null,
+                    replicate_chunk=rnd.replicate_chunk, observed_score=res.score)
+                res = _bias_result(enc, rows, np.asarray(raw.mask), np.asarray(raw.listed),
+                                   raw.score, raw.log_q, raw.converged, y, p, search=search,
+                                   p_val=rt.p_value, null=rt.null_scores, warn=False, **common)
+            return res
+        # exhaustive search and/or top-k: the k-step driver (k = 1 without top_k)
+        data_p = pad_problem(problem, y, p)
+        enum, spec_kw = None, {}
+        if search == "exhaustive":
+            enum = make_enumeration(n_values, problem.v_max)
+            num = num_subgroups(n_values)
+            spec_kw = dict(enum_num=num, enum_chunk=chunk_size(
+                num, data_p.problem.num_cells, len(n_values), b.num_features))
+        k = opts.top_k or 1
+        spec = StepSpec(NullSpec("bias", rnd.null, opts.num_restarts, opts.max_steps), k,
+                        search, **spec_kw)
+        params = make_params(penalty=opts.penalty, eps=0.0)
+        outs, valids = observed_steps(spec, rnd.key, data_p.y, data_p.p, data_p.valid,
+                                      data_p.row_cell, data_p.problem, b, params, enum)
+        outs = jax.tree.map(np.asarray, outs)
+        valids = np.asarray(valids)[:, :n]
+        null_s, bad = steps_null_scores(rnd.key, spec, data_p, data_p.p, b, params, enum,
+                                        num_samples=rnd.num_samples,
+                                        replicate_chunk=rnd.replicate_chunk)
+        if bad:
+            warnings.warn(f"randomization test: {bad} of {rnd.num_samples} replicates hit the "
+                          "step cap max_steps.", RuntimeWarning, stacklevel=2)
+        results = []
+        for j in range(k):
+            if j > 0 and not outs.score[j] > 0:
+                break
+            rows = np.asarray(cell_mask(data_p.problem, jnp.asarray(outs.mask[j]),
+                                        jnp.asarray(outs.listed[j])))[np.asarray(
+                                            data_p.row_cell)[:n]] & valids[j]
+            results.append(_bias_result(
+                enc, rows, outs.mask[j], outs.listed[j], outs.score[j], outs.log_q[j],
+                outs.converged[j], y, p, search=search, warn=(j == 0),
+                p_val=p_value(float(outs.score[j]), null_s) if rnd.num_samples else math.nan,
+                null=null_s if rnd.num_samples else None, **common))
+        first = results[0]
+        return first._replace(top=tuple(results)) if opts.top_k is not None else first
 
 
-def _subset_arrays(enc: Encoded, subset: dict, v_max: int):
+def subset_arrays(enc: Encoded, subset: dict, v_max: int):
+    """``(mask (M, v_max), listed (M,))`` of a subgroup given as ``{column: values}``."""
     if not isinstance(subset, dict):
         raise ValueError(
             f"subset: must be a dict {{column: values}}; got {type(subset).__name__}."
@@ -300,21 +401,25 @@ def _subset_arrays(enc: Encoded, subset: dict, v_max: int):
 
 
 def score_subset(
-    data,
-    observations,
-    expectations,
-    subset: dict,
+    data=None,
+    observations=None,
+    expectations=None,
+    subset: dict | None = None,
     *,
     direction: str = "positive",
     penalty: float = 1e-17,
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     basis: str = "auto",
     value_labels=None,
+    bins=None,
+    max_values: int | None = DEFAULT_MAX_VALUES,
+    group=None,
 ) -> ScanResult:
     """Score a given subgroup with the same score as :func:`bias_scan`.
 
     ``subset`` maps column → allowed values (a scalar means one value); unlisted columns are
     unconstrained; every listed value counts toward the penalty (also when all values are listed).
+    With ``bins=``, name the bins by their labels (``"[18, 25)"``), as in ``result.bins``.
 
     Examples:
       >>> import numpy as np, pandas as pd
@@ -322,14 +427,20 @@ def score_subset(
       >>> df = pd.DataFrame({"g": ["a", "b"] * 50})
       >>> y = np.array([1, 0] * 50)
       >>> res = score_subset(df, y, np.full(100, 0.5), {"g": ["a"]}, penalty=0.0)
-      >>> res.size, round(res.score, 4), round(res.q)   # all 50 positive: q at the bracket end
-      (50, 34.6573, 1000000)
+      >>> res.size, round(res.score, 4), round(res.q), res.unbounded  # all 50 positive: q at the cap
+      (50, 34.6573, 1000000, True)
     """
-    pen, qb = _check_common(direction, penalty, q_bounds, basis)
-    enc, y, p = _prepare(data, observations, expectations, value_labels)
+    data = resolve_data_alias(data, group)
+    _check_bias_choices(direction, basis)
+    if subset is None:
+        raise ValueError("subset: required; pass {column: values} ({} is the whole data).")
+    opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=1, max_steps=None)
+    enc, y, p = _prepare(data, observations, expectations, value_labels, bins, max_values)
     with jax.enable_x64(True):
-        problem, Phi, Y, b = _arrays(enc, y, p, basis, direction, qb)
-        mask, listed = _subset_arrays(enc, subset, problem.v_max)
-        mask, listed = jnp.asarray(mask), jnp.asarray(listed)
-        score, t = score_arrays(problem, Phi, Y, b, mask, listed, penalty=pen)
-        return _result(enc, problem, Phi, Y, b, mask, listed, score, t, True)
+        problem, Phi, Y, b = _arrays(enc, y, p, basis, direction, opts.q_bounds)
+        mask, listed = subset_arrays(enc, subset, problem.v_max)
+        score, t = score_arrays(problem, Phi, Y, b, jnp.asarray(mask), jnp.asarray(listed),
+                                penalty=opts.penalty)
+        rows = np.asarray(row_mask(problem, jnp.asarray(mask), jnp.asarray(listed)))
+        return _bias_result(enc, rows, mask, listed, score, t, True, y, p, direction=direction,
+                            q_bounds=opts.q_bounds, search="given")

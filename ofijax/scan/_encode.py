@@ -10,7 +10,19 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["Encoded", "encode_data", "build_cells"]
+__all__ = [
+    "Encoded",
+    "encode_data",
+    "build_cells",
+    "to_frame",
+    "bin_columns",
+    "DEFAULT_MAX_VALUES",
+]
+
+#: A column with more distinct values than this is refused unless binned (``bins=``) or the
+#: limit is raised (``max_values=``): scanning 73 ages as 73 unrelated categories finds value
+#: sets like {32, 34, 36, ...} that nobody can act on, and the search cost grows with the values.
+DEFAULT_MAX_VALUES = 64
 
 
 class Encoded(NamedTuple):
@@ -20,11 +32,13 @@ class Encoded(NamedTuple):
       codes: ``(N, M)`` int32, ``codes[i, m] ∈ [0, V_m)``.
       columns: the M column names (DataFrame columns, or 0..M-1 for arrays).
       labels: per column, a NumPy array of the V_m observed values; ``labels[m][code]``.
+      edges: ``{column: tuple of bin edges}`` for the columns binned by ``bins=`` (else empty).
     """
 
     codes: np.ndarray
     columns: list
     labels: list
+    edges: dict | None = None
 
 
 def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -51,8 +65,8 @@ def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
         if not np.all(np.isfinite(vals)) or np.any(vals != np.round(vals)):
             raise ValueError(
                 f"data: column {name!r} holds non-integer floats, i.e. a continuous attribute; "
-                "Bias Scan needs categorical attributes: bin it first (e.g. pandas.qcut into "
-                "deciles) or cast it to int/str."
+                "the scans need categorical attributes: pass bins=5 (quantile bins, edges shown "
+                "in the result) or bin it yourself (e.g. pandas.qcut) or cast it to int/str."
             )
     elif kind is None or kind == "O":
         if col.isna().any():
@@ -65,7 +79,7 @@ def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
         if floats and any(float(v) != round(float(v)) for v in floats):
             raise ValueError(
                 f"data: column {name!r} holds non-integer floats, i.e. a continuous attribute; "
-                "bin it first (e.g. pandas.qcut) or cast it to str."
+                "pass bins=5 (quantile bins) or bin it yourself (e.g. pandas.qcut) or cast it to str."
             )
     elif kind not in "biuUSM":
         raise ValueError(
@@ -79,35 +93,178 @@ def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int32), np.asarray(uniques)
 
 
-def encode_data(data: Any, value_labels: Any = None) -> Encoded:
+def to_frame(data: Any) -> pd.DataFrame:
+    """``data`` as a DataFrame: a Series becomes one column, a 1-D/2-D array columns ``0..M-1``."""
+    if isinstance(data, pd.Series):
+        return data.to_frame()
+    if isinstance(data, pd.DataFrame):
+        return data
+    if data is None:
+        raise ValueError("data: required; pass a DataFrame (or 2-D array) of attribute columns.")
+    arr = np.asarray(data)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(
+            f"data: must be a DataFrame or a 2-D array (rows × attributes); got shape {arr.shape}."
+        )
+    return pd.DataFrame({m: arr[:, m] for m in range(arr.shape[1])})
+
+
+def _is_numeric(col: pd.Series) -> bool:
+    return (pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+            and not isinstance(col.dtype, pd.CategoricalDtype))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _quantile_bins(col: pd.Series, name: Any, spec: Any) -> tuple[pd.Series, tuple]:
+    vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(vals).any() or not np.all(np.isfinite(vals)):
+        raise ValueError(
+            f"data: column {name!r} has missing or infinite values; drop or impute them before "
+            "binning."
+        )
+    if isinstance(spec, int | np.integer) and not isinstance(spec, bool):
+        k = int(spec)
+        if k < 2:
+            raise ValueError(f"bins: must be an integer ≥ 2 (number of quantile bins); got {k}.")
+        edges = np.unique(np.quantile(vals, np.linspace(0.0, 1.0, k + 1)))
+    else:
+        try:
+            edges = np.asarray(spec, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"bins: for column {name!r} pass an integer (quantile bins) or increasing edges; "
+                f"got {spec!r}."
+            ) from exc
+        if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+            raise ValueError(
+                f"bins: edges for column {name!r} must be ≥ 2 finite, strictly increasing numbers; "
+                f"got {spec!r}."
+            )
+        if vals.min() < edges[0] or vals.max() > edges[-1]:
+            raise ValueError(
+                f"bins: edges for column {name!r} must cover its range [{vals.min():g}, "
+                f"{vals.max():g}]; got [{edges[0]:g}, {edges[-1]:g}]."
+            )
+    if edges.size < 2:  # a constant column
+        edges = np.array([edges[0], edges[0]])
+    inner = edges[1:-1]
+    codes = np.searchsorted(inner, vals, side="right")  # [e_j, e_{j+1}); last bin closed
+    labels = [f"[{_fmt(edges[j])}, {_fmt(edges[j + 1])})" for j in range(edges.size - 1)]
+    labels[-1] = labels[-1][:-1] + "]"
+    cat = pd.Categorical.from_codes(codes, categories=pd.Index(labels), ordered=True)
+    return pd.Series(cat, index=col.index, name=col.name), tuple(float(e) for e in edges)
+
+
+def bin_columns(frame: pd.DataFrame, bins: Any = None,
+                max_values: int | None = DEFAULT_MAX_VALUES) -> tuple[pd.DataFrame, dict]:
+    """Bin continuous / high-cardinality columns, or refuse them with a clear message.
+
+    A column needs binning when it holds non-integer floats or more than ``max_values`` distinct
+    values (``None``: no limit). ``bins`` is ``None`` (refuse such columns), an int k ≥ 2 (quantile
+    bins ``[e_j, e_{j+1})`` at the k-quantiles, duplicate edges merged, for every numeric column
+    that needs binning) or a dict ``{column: k or increasing edges}`` (bin exactly those columns;
+    the others follow the rule). Returns ``(frame, {column: edges})``.
+
+    Examples:
+      >>> import pandas as pd
+      >>> f, edges = bin_columns(pd.DataFrame({"age": [18, 20, 30, 40, 50, 60, 70, 80]}), {"age": 2})
+      >>> f["age"].tolist(), edges
+      (['[18, 45)', '[18, 45)', '[18, 45)', '[18, 45)', '[45, 80]', '[45, 80]', '[45, 80]', '[45, 80]'], {'age': (18.0, 45.0, 80.0)})
+    """
+    if max_values is not None and (isinstance(max_values, bool) or not isinstance(
+            max_values, int | np.integer) or max_values < 2):
+        raise ValueError(f"max_values: must be an integer ≥ 2 or None; got {max_values!r}.")
+    explicit: dict = {}
+    default_k = None
+    if bins is None:
+        pass
+    elif isinstance(bins, dict):
+        unknown = [c for c in bins if c not in frame.columns]
+        if unknown:
+            raise ValueError(
+                f"bins: unknown column(s) {unknown!r}; columns are {list(frame.columns)!r}."
+            )
+        explicit = dict(bins)
+    elif isinstance(bins, int | np.integer) and not isinstance(bins, bool):
+        if bins < 2:
+            raise ValueError(f"bins: must be an integer ≥ 2 (number of quantile bins); got {bins}.")
+        default_k = int(bins)
+    else:
+        raise ValueError(
+            f"bins: must be None, an integer ≥ 2 (quantile bins) or a dict {{column: bins}}; "
+            f"got {bins!r}."
+        )
+    out, edges = {}, {}
+    for name in frame.columns:
+        col = frame[name]
+        if name in explicit:
+            if not _is_numeric(col):
+                raise ValueError(
+                    f"bins: column {name!r} is not numeric (dtype {col.dtype}); only numeric "
+                    "columns can be binned. Group its values yourself."
+                )
+            out[name], edges[name] = _quantile_bins(col, name, explicit[name])
+            continue
+        needs, why = False, ""
+        if _is_numeric(col) and pd.api.types.is_float_dtype(col.dtype):
+            v = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            fin = v[np.isfinite(v)]
+            if np.any(fin != np.round(fin)):
+                needs, why = True, "holds non-integer floats (a continuous attribute)"
+        if not needs and max_values is not None and not isinstance(col.dtype, pd.CategoricalDtype):
+            try:
+                distinct = col.nunique(dropna=True)
+            except TypeError:  # unhashable values: left to the encoder
+                distinct = 0
+            if distinct > max_values:
+                needs, why = True, (f"has {distinct} distinct values (more than "
+                                    f"max_values={max_values})")
+        if needs and default_k is not None and _is_numeric(col):
+            out[name], edges[name] = _quantile_bins(col, name, default_k)
+            continue
+        if needs:
+            fix = ("pass bins=5 (quantile bins; the edges are shown in the result's `bins`), "
+                   "bin it yourself (e.g. pandas.qcut) or raise max_values"
+                   if _is_numeric(col) else
+                   "group its values into fewer categories or raise max_values")
+            raise ValueError(
+                f"data: column {name!r} {why}; a subgroup scan treats every value as its own "
+                f"category. To scan it, {fix}."
+            )
+        out[name] = col
+    if not edges:
+        return frame, {}
+    return pd.DataFrame(out, index=frame.index), edges
+
+
+def encode_data(data: Any, value_labels: Any = None, bins: Any = None,
+                max_values: int | None = DEFAULT_MAX_VALUES) -> Encoded:
     """Encode a DataFrame (or a 2-D array of codes/values) into ``(N, M)`` int32 codes.
 
     Only *observed* values get codes, in sorted order (categories order for ``category`` columns).
     A 2-D array is read column by column the same way; with ``value_labels`` (one sequence per
     column, ``value_labels[m][code]``) its entries must be integer codes indexing those labels.
+    Continuous / high-cardinality columns are binned or refused by :func:`bin_columns`.
     """
-    if isinstance(data, pd.Series):
-        data = data.to_frame()
-    if isinstance(data, pd.DataFrame):
-        frame = data
-    else:
-        arr = np.asarray(data)
-        if arr.ndim == 1:
-            arr = arr[:, None]
-        if arr.ndim != 2:
-            raise ValueError(
-                f"data: must be a DataFrame or a 2-D array (rows × attributes); got shape {arr.shape}."
-            )
-        frame = pd.DataFrame({m: arr[:, m] for m in range(arr.shape[1])})
+    frame = to_frame(data)
     if frame.shape[1] == 0:
         raise ValueError("data: has no columns; pass at least one categorical attribute.")
     if frame.shape[0] == 0:
         raise ValueError("data: has no rows; pass at least one row.")
-    if value_labels is not None and len(value_labels) != frame.shape[1]:
-        raise ValueError(
-            f"value_labels: must hold one label sequence per column ({frame.shape[1]}); "
-            f"got {len(value_labels)}."
-        )
+    edges: dict | None = None
+    if value_labels is not None:
+        if len(value_labels) != frame.shape[1]:
+            raise ValueError(
+                f"value_labels: must hold one label sequence per column ({frame.shape[1]}); "
+                f"got {len(value_labels)}."
+            )
+    else:
+        frame, edges = bin_columns(frame, bins, max_values)
     codes = np.empty(frame.shape, dtype=np.int32)
     labels = []
     for m, name in enumerate(frame.columns):
@@ -129,7 +286,7 @@ def encode_data(data: Any, value_labels: Any = None) -> Encoded:
         c, lab = _encode_column(col, name)
         codes[:, m] = c
         labels.append(lab)
-    return Encoded(codes, list(frame.columns), labels)
+    return Encoded(codes, list(frame.columns), labels, edges)
 
 
 def build_cells(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,10 +1,14 @@
 """FPR-Scan, TPR-Scan and IJDI-Scan (Menghani, McFowland & Neill, "Insufficiently Justified
 Disparate Impact"), with search-aware randomization tests.
 
-All three run Bias Scan (q > 1, penalised) on one outcome class:
+Labels follow the library's convention (1 = beneficial; ``beneficial_label=0`` when the data's 1
+is harmful); internally the scans run in the paper's harm orientation (1 = harmful). All three run
+Bias Scan (q > 1, penalised) on one outcome class:
 
-* ``side="negative"``: the rows with y_true = 0 (D_N); the scan outcome is a false positive.
-* ``side="positive"``: the rows with y_true = 1 (D_P); the scan outcome is a true positive.
+* ``side="negative"``: the rows whose true outcome is beneficial (the paper's D_N); the scan
+  outcome is a harmful prediction (a false positive of harm = a false negative of the benefit).
+* ``side="positive"``: the rows whose true outcome is harmful (D_P); the scan outcome is a harmful
+  prediction (a true positive of harm: the benefit withheld).
 
 FPR-/TPR-Scan use the constant null rate p̄_b (the overall FPR or TPR). IJDI-Scan uses
 p_scan = p̄_b + λ(p_i − p̄) with base-rate probabilities p_i and runs Algorithm 1 (edge-case
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -39,24 +43,31 @@ from ._alg1 import (
     Alg1Out,
     make_params,
 )
-from ._api import DEFAULT_Q_BOUNDS, _subset_dict
 from ._basis import make_basis
-from ._encode import Encoded, encode_data
-from ._engine import make_problem, row_mask
+from ._checks import (
+    DEFAULT_P_EPSILON,
+    DEFAULT_Q_BOUNDS,
+    ScanOptions,
+    check_beneficial_label,
+    check_int,
+    check_random_options,
+    check_scan_options,
+    resolve_data_alias,
+)
+from ._encode import DEFAULT_MAX_VALUES, Encoded, bin_columns, encode_data, to_frame
+from ._engine import cell_mask, make_problem, row_mask
 from ._randomization import (
     NullSpec,
-    _procedure,
-    check_randomization_args,
     null_scores,
     p_value,
     pad_problem,
+    procedure,
     replicate_key,
 )
+from ._result import UNBOUNDED_TEXT, IJDIResult, ScanResult, cap_reached, subset_dict, subset_text
+from ._topk import StepSpec, observed_steps, steps_null_scores
 
 __all__ = ["IJDIResult", "IJDIStep", "fpr_scan", "tpr_scan", "ijdi_scan", "DEFAULT_P_EPSILON"]
-
-#: Default clamp of p_scan into [ε, 1 − ε] where it enters the scan (see :func:`ijdi_scan`).
-DEFAULT_P_EPSILON = 1e-6
 
 _EDGE_NAMES = {
     CODE_ACCEPT: "accepted",
@@ -91,47 +102,16 @@ class IJDIStep(NamedTuple):
     scan_converged: bool
 
 
-class IJDIResult(NamedTuple):
-    """Result of :func:`ijdi_scan`, :func:`fpr_scan` and :func:`tpr_scan`.
-
-    The first nine fields are those of :class:`~ofijax.scan.ScanResult`.
-
-    Attributes:
-      subset: detected subgroup ``{column: values}`` (``{}`` with score 0: nothing detected).
-      score: its penalised score (0.0 when nothing is detected).
-      q: fitted odds multiplier (1.0 when nothing is detected).
-      size: number of rows of the scanned side in the subgroup.
-      mask: ``(N,)`` bool over **all** input rows: scanned side and in the subgroup.
-      converged: Algorithm 1 ended within ``max_adjustments`` with a subgroup that passes both edge
-        tests, and its last scan converged.
-      listed: the un-normalised subgroup (the penalty counts its values).
-      p_value: randomization-test p-value, ``(1 + #{F* ≥ F}) / (R + 1)`` (NaN without a test).
-      null_scores: ``(R,)`` replicate scores (None without a test).
-      history: tuple of :class:`IJDIStep`, one per scan (1 + number of rescans).
-      p_scan: ``(N,)`` float, the final (adjusted) null rate of each row of the side (NaN elsewhere).
-      num_rescans: number of rescans (adjustments) Algorithm 1 made.
-    """
-
-    subset: dict
-    score: float
-    q: float
-    size: int
-    mask: np.ndarray
-    converged: bool
-    listed: dict | None
-    p_value: float
-    null_scores: Any
-    history: tuple
-    p_scan: np.ndarray
-    num_rescans: int
-
-
 class _Side(NamedTuple):
     rows: np.ndarray  # indices of the side's rows in the input
     enc: Encoded
-    y: np.ndarray  # scan outcome p̂_b on the side (float64 0/1)
-    p: np.ndarray | None  # base-rate probabilities on the side
+    y: np.ndarray  # scan outcome: the harmful prediction on the side (float64 0/1)
+    p: np.ndarray | None  # base-rate probabilities of the harmful outcome on the side
     n: int  # total input rows
+    frame: pd.DataFrame  # all rows' attributes (binned)
+    value_labels: object
+    side: str
+    beneficial_label: int
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,26 +145,11 @@ def _recommendations(y_pred, threshold, threshold_rule, n) -> np.ndarray:
     return (s >= t if threshold_rule == "ge" else s > t).astype(np.float64)
 
 
-def _select(data, idx):
-    if isinstance(data, pd.DataFrame | pd.Series):
-        return data.iloc[idx].reset_index(drop=True)
-    return np.asarray(data)[idx]
-
-
-def _n_rows(data) -> int:
-    if isinstance(data, pd.DataFrame | pd.Series):
-        return len(data)
-    arr = np.asarray(data)
-    if arr.ndim not in (1, 2):
-        raise ValueError(
-            f"data: must be a DataFrame or a 2-D array (rows × attributes); got shape {arr.shape}."
-        )
-    return arr.shape[0]
-
-
-def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule, value_labels):
+def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule, value_labels,
+                  beneficial_label, bins, max_values):
     check_choice(side, "side", ("negative", "positive"))
-    n = _n_rows(data)
+    frame = to_frame(data)
+    n = frame.shape[0]
     y = check_binary(y_true, "y_true")
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(
@@ -199,90 +164,82 @@ def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
                 f"p_true: must be 1-D with one probability per row of data ({n}); "
                 f"got shape {p.shape}."
             )
+    if beneficial_label == 1:  # the engine works in the harm orientation (1 = harmful)
+        y, yhat = 1 - y, 1.0 - yhat
+        p = None if p is None else 1.0 - p
+    edges: dict = {}
+    if value_labels is None and frame.shape[1] and n:
+        frame, edges = bin_columns(frame, bins, max_values)
     label = 0 if side == "negative" else 1
     rows = np.flatnonzero(y == label)
     if rows.size == 0:
+        true = beneficial_label if side == "negative" else 1 - beneficial_label
         raise ValueError(
-            f"side: side={side!r} has no rows (no y_true == {label}); scan the other side or "
-            "check the labels."
+            f"side: side={side!r} scans the rows whose true outcome is "
+            f"{'beneficial' if side == 'negative' else 'harmful'} (y_true == {true}), and there "
+            "are none; scan the other side or check the labels and beneficial_label."
         )
-    enc = encode_data(_select(data, rows), value_labels)
-    return _Side(rows, enc, yhat[rows], None if p is None else p[rows], n)
+    enc = encode_data(frame.iloc[rows].reset_index(drop=True), value_labels, max_values=None)
+    enc = enc._replace(edges=edges)
+    return _Side(rows, enc, yhat[rows], None if p is None else p[rows], n, frame, value_labels,
+                 side, beneficial_label)
 
 
-def _check_scan_kw(penalty, num_restarts, max_steps, q_bounds, p_epsilon):
-    pen = check_nonnegative_scalar(penalty, "penalty")
-    if isinstance(num_restarts, bool) or not isinstance(num_restarts, int | np.integer) or (
-        num_restarts < 1
-    ):
-        raise ValueError(f"num_restarts: must be an integer ≥ 1; got {num_restarts!r}.")
-    if max_steps is not None and (
-        isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1
-    ):
-        raise ValueError(f"max_steps: must be an integer ≥ 1 or None; got {max_steps!r}.")
-    try:
-        lo, hi = float(q_bounds[0]), float(q_bounds[1])
-    except Exception as exc:
-        raise ValueError(f"q_bounds: must be a pair (q_lo, q_hi); got {q_bounds!r}.") from exc
-    if not (0 < lo < 1 < hi < math.inf):
-        raise ValueError(f"q_bounds: must satisfy 0 < q_lo < 1 < q_hi < inf; got {q_bounds!r}.")
-    eps = check_nonnegative_scalar(p_epsilon, "p_epsilon")
-    if eps >= 0.5:
-        raise ValueError(f"p_epsilon: must be in [0, 0.5); got {p_epsilon!r}.")
-    return pen, (lo, hi), eps
+def _total_rows(side: _Side, subset: dict) -> np.ndarray:
+    """Rows of the whole input (both classes) in the subgroup ``subset``."""
+    out = np.ones(side.n, bool)
+    for col, vals in subset.items():
+        column = side.frame[col]
+        if side.value_labels is not None:
+            m = list(side.frame.columns).index(col)
+            lab = np.asarray(side.value_labels[m], dtype=object)
+            column = pd.Series(lab[column.to_numpy()])
+        out &= np.asarray(column.isin(list(vals)), bool)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
-# The shared driver
+# Results
 
-_run = jax.jit(_procedure, static_argnums=0)
-#: History arrays have at least this length (max_adjustments ≤ 100 shares one compilation).
-_HISTORY = 101
+_SIDE_TEXT = {
+    "negative": ("beneficial", "denied the benefit", "more",
+                 "a raised false-negative rate of the beneficial outcome (the IJDI paper's raised "
+                 "false-positive rate of the harmful prediction)"),
+    "positive": ("harmful", "given the benefit", "less",
+                 "a raised true-positive rate of the harmful outcome, i.e. a lowered "
+                 "false-positive rate of the beneficial outcome"),
+}
 
 
-def _drive(spec: NullSpec, side: _Side, lam: float, pen: float, eps: float, qb, key,
-           num_replicates: int, null: str, replicate_chunk, strict: bool = False,
-           cap: int = 0) -> IJDIResult:
-    n_values = np.array([len(lab) for lab in side.enc.labels], dtype=np.int32)
-    with jax.enable_x64(True):
-        key = jax.random.key(0) if key is None else key
-        problem = make_problem(side.enc.codes, n_values)
-        basis = make_basis("chebyshev", direction="positive", q_bounds=qb) if (
-            spec.kind == "ijdi") else None
-        p_side = side.p if side.p is not None else np.zeros_like(side.y)
-        data = pad_problem(problem, side.y, p_side)
-        problem = data.problem
-        params = make_params(lam, pen, eps, strict, cap)
-        out: Alg1Out = _run(spec, key, data.y, data.p, data.valid, data.row_cell, problem, basis,
-                            params)
-        out = jax.tree.map(np.asarray, out)
-        rows_in = np.asarray(
-            row_mask(problem, jnp.asarray(out.mask), jnp.asarray(out.listed)))[: data.n]
-        null, bad = None, 0
-        if num_replicates:
-            if spec.kind == "ijdi":
-                p_null = np.clip(side.y.mean() + lam * (side.p - side.p.mean()), 0.0, 1.0)
-            else:
-                p_null = np.full(side.y.shape, side.y.mean())
-            p_null = np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)])
-            null, bad = null_scores(
-                replicate_key(key), spec, data, jnp.asarray(p_null),
-                num_replicates=num_replicates, basis=basis, params=params,
-                replicate_chunk=replicate_chunk)
-        steps = []
-        for j in range(int(out.num_scans)):
-            m_j, l_j = out.masks[j], out.listeds[j]
-            size_j = int(np.asarray(
-                row_mask(problem, jnp.asarray(m_j), jnp.asarray(l_j)))[: data.n].sum())
-            none = int(out.codes[j]) == CODE_NONE
-            steps.append(IJDIStep(
-                score=0.0 if none else float(out.scores[j]),
-                subset={} if none else _subset_dict(side.enc, m_j, l_j, normalize=True),
-                size=0 if none else size_j,
-                edge_case=_EDGE_NAMES[int(out.codes[j])],
-                factor=float(out.factors[j]),
-                scan_converged=bool(out.scan_converged[j]),
-            ))
+def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, cap, p_val,
+              kind, lam):
+    truth, verb, how, rate = _SIDE_TEXT[side.side]
+    b = side.beneficial_label
+    t_label = b if side.side == "negative" else 1 - b
+    name = {"rate": "FPR-Scan" if side.side == "negative" else "TPR-Scan",
+            "ijdi": f"IJDI-Scan (lambda = {lam:g})"}[kind]
+    if not score > 0:
+        return (f"{name}: no subgroup detected among the rows whose true outcome is {truth} "
+                f"(y_true = {t_label})")
+    text = (f"{name}: among rows whose true outcome is {truth} (y_true = {t_label}), those with "
+            f"{subset_text(subset)} are {verb} (y_pred = {b if side.side == 'positive' else 1 - b})"
+            f" {how} often than expected — predicted harmful at rate {obs:.3f} vs expected "
+            f"{exp:.3f}: {rate}. Subgroup: {total} rows in all, {size} with true outcome {truth}; "
+            f"odds ×{q:.3g}, score {score:.2f}")
+    if kind == "ijdi":
+        text += (f"; the expected rate allows lambda = {lam:g} times the subgroup's excess true "
+                 "risk of the harmful outcome (after Algorithm 1's adjustments)")
+    if not math.isnan(p_val):
+        text += f"; p = {p_val:.3g}"
+    if unbounded:
+        text += "; " + UNBOUNDED_TEXT.format(
+            what=f"every row of S with true outcome {truth} is predicted harmful", cap=cap,
+            score=score, short="every row positive")
+    return text
+
+
+def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=()):
+    """A :class:`ScanResult` from one (numpy) :class:`Alg1Out`; ``rows_in``: side rows in S."""
     detected = float(out.score) > 0
     if not detected:
         rows_in = np.zeros_like(rows_in)
@@ -290,43 +247,33 @@ def _drive(spec: NullSpec, side: _Side, lam: float, pen: float, eps: float, qb, 
     mask[side.rows[rows_in]] = True
     p_scan = np.full(side.n, np.nan)
     p_scan[side.rows] = out.state.p_scan[: side.rows.size]
-    converged = bool(out.converged)
-    if not converged:
-        last = steps[-1]
-        if last.edge_case not in ("accepted", "no_subgroup"):
-            warnings.warn(
-                f"IJDI-Scan: Algorithm 1 reached max_adjustments={cap} with the "
-                f"last subgroup still failing an edge test ({last.edge_case!r}); the result is "
-                "the last scan's (converged=False). Raise max_adjustments.",
-                RuntimeWarning, stacklevel=3)
-        else:
-            warnings.warn(
-                "IJDI-Scan: a restart of the last scan reached the coordinate-ascent step cap "
-                "max_steps (converged=False); raise max_steps.", RuntimeWarning, stacklevel=3)
-    if detected and spec.kind == "ijdi":
-        tiny = rows_in & (out.state.p_scan[: side.rows.size] <= eps) & (side.y > 0)
-        if tiny.any():
-            warnings.warn(
-                f"IJDI-Scan: the detected subgroup holds {int(tiny.sum())} row(s) with p_scan "
-                f"clipped to 0 but a positive outcome; each adds up to "
-                f"{'log(1/p_epsilon)' if eps > 0 else 'log(q_hi)'} to the score. See p_epsilon.",
-                RuntimeWarning, stacklevel=3)
-    if bad:
-        warnings.warn(
-            f"randomization test: {bad} of {num_replicates} replicates hit a cap "
-            "(max_adjustments or max_steps); their scores are those of the last scan.",
-            RuntimeWarning, stacklevel=3)
-    return IJDIResult(
-        subset=steps[-1].subset if detected else {},
-        score=float(out.score) if detected else 0.0,
-        q=float(np.exp(out.log_q)) if detected else 1.0,
-        size=int(rows_in.sum()),
+    subset = subset_dict(side.enc, out.mask, out.listed, normalize=True) if detected else {}
+    total = int(_total_rows(side, subset).sum()) if detected else 0
+    size = int(rows_in.sum())
+    score = float(out.score) if detected else 0.0
+    q = float(np.exp(out.log_q)) if detected else 1.0
+    obs = float(side.y[rows_in].mean()) if size else math.nan
+    exp = float(np.clip(out.state.p_scan[: side.rows.size][rows_in], eps, 1 - eps).mean()) if (
+        size) else math.nan
+    unbounded = detected and cap_reached(out.log_q, qb, "positive")
+    return ScanResult(
+        subset=subset,
+        score=score,
+        q=q,
+        size=size,
         mask=mask,
-        converged=converged,
-        listed=_subset_dict(side.enc, out.mask, out.listed, normalize=False) if detected else {},
-        p_value=p_value(float(out.score) if detected else 0.0, null) if null is not None
-        else math.nan,
+        converged=bool(out.converged),
+        listed=subset_dict(side.enc, out.mask, out.listed, normalize=False) if detected else {},
+        p_value=p_val,
         null_scores=null,
+        total_size=total,
+        description=_describe(side, subset, total, size, score, q, obs, exp, unbounded, qb[1],
+                              p_val, kind, lam),
+        observed_rate=obs,
+        expected_rate=exp,
+        unbounded=bool(unbounded),
+        search="coordinate_ascent",
+        bins=dict(side.enc.edges or {}),
         history=tuple(steps),
         p_scan=p_scan,
         num_rescans=int(out.num_scans) - 1,
@@ -334,167 +281,333 @@ def _drive(spec: NullSpec, side: _Side, lam: float, pen: float, eps: float, qb, 
 
 
 # ---------------------------------------------------------------------------------------------
+# The shared driver
+
+_run = jax.jit(procedure, static_argnums=0)
+#: History arrays have at least this length (max_adjustments ≤ 100 shares one compilation).
+_HISTORY = 101
+
+
+def _history(side: _Side, problem, out, n_real) -> list:
+    steps = []
+    for j in range(int(out.num_scans)):
+        m_j, l_j = out.masks[j], out.listeds[j]
+        size_j = int(np.asarray(
+            row_mask(problem, jnp.asarray(m_j), jnp.asarray(l_j)))[:n_real].sum())
+        none = int(out.codes[j]) == CODE_NONE
+        steps.append(IJDIStep(
+            score=0.0 if none else float(out.scores[j]),
+            subset={} if none else subset_dict(side.enc, m_j, l_j, normalize=True),
+            size=0 if none else size_j,
+            edge_case=_EDGE_NAMES[int(out.codes[j])],
+            factor=float(out.factors[j]),
+            scan_converged=bool(out.scan_converged[j]),
+        ))
+    return steps
+
+
+def _warn_outcome(side: _Side, out, rows_in, steps, kind, eps, cap):
+    detected = float(out.score) > 0
+    if not bool(out.converged):
+        last = steps[-1]
+        if last.edge_case not in ("accepted", "no_subgroup"):
+            warnings.warn(
+                f"IJDI-Scan: Algorithm 1 reached max_adjustments={cap} with the "
+                f"last subgroup still failing an edge test ({last.edge_case!r}); the result is "
+                "the last scan's (converged=False). Raise max_adjustments.",
+                RuntimeWarning, stacklevel=4)
+        else:
+            warnings.warn(
+                "IJDI-Scan: a restart of the last scan reached the coordinate-ascent step cap "
+                "max_steps (converged=False); raise max_steps.", RuntimeWarning, stacklevel=4)
+    if detected and kind == "ijdi":
+        tiny = rows_in & (out.state.p_scan[: side.rows.size] <= eps) & (side.y > 0)
+        if tiny.any():
+            warnings.warn(
+                f"IJDI-Scan: the detected subgroup holds {int(tiny.sum())} row(s) with p_scan "
+                f"clipped to 0 but a positive outcome; each adds up to "
+                f"{'log(1/p_epsilon)' if eps > 0 else 'log(q_hi)'} to the score. See p_epsilon.",
+                RuntimeWarning, stacklevel=4)
+
+
+def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, strict: bool = False,
+           cap: int = 0) -> ScanResult:
+    n_values = np.array([len(lab) for lab in side.enc.labels], dtype=np.int32)
+    eps, qb, key = opts.p_epsilon, opts.q_bounds, rnd.key
+    with jax.enable_x64(True):
+        problem = make_problem(side.enc.codes, n_values)
+        basis = make_basis("chebyshev", direction="positive", q_bounds=qb) if (
+            spec.kind == "ijdi") else None
+        p_side = side.p if side.p is not None else np.zeros_like(side.y)
+        data = pad_problem(problem, side.y, p_side)
+        problem = data.problem
+        params = make_params(lam, opts.penalty, eps, strict, cap)
+        if spec.kind == "ijdi":
+            p_null = np.clip(side.y.mean() + lam * (side.p - side.p.mean()), 0.0, 1.0)
+        else:
+            p_null = np.full(side.y.shape, side.y.mean())
+        p_null = jnp.asarray(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
+        common = dict(kind=spec.kind, lam=lam, eps=eps, qb=qb)
+        if opts.top_k is None:
+            out: Alg1Out = _run(spec, key, data.y, data.p, data.valid, data.row_cell, problem,
+                                basis, params)
+            out = jax.tree.map(np.asarray, out)
+            rows_in = np.asarray(
+                row_mask(problem, jnp.asarray(out.mask), jnp.asarray(out.listed)))[: data.n]
+            null, bad = None, 0
+            if rnd.num_samples:
+                null, bad = null_scores(
+                    replicate_key(key), spec, data, p_null, num_replicates=rnd.num_samples,
+                    basis=basis, params=params, replicate_chunk=rnd.replicate_chunk)
+            steps = _history(side, problem, out, data.n)
+            _warn_outcome(side, out, rows_in, steps, spec.kind, eps, cap)
+            score = float(out.score) if float(out.score) > 0 else 0.0
+            res = _build(side, problem, out, rows_in, steps=steps, null=null,
+                         p_val=p_value(score, null) if null is not None else math.nan, **common)
+        else:
+            sspec = StepSpec(spec, opts.top_k)
+            outs, valids = observed_steps(sspec, key, data.y, data.p, data.valid, data.row_cell,
+                                          problem, basis, params, None)
+            outs = jax.tree.map(np.asarray, outs)
+            valids = np.asarray(valids)[:, : data.n]
+            null, bad = steps_null_scores(key, sspec, data, p_null, basis, params, None,
+                                          num_samples=rnd.num_samples,
+                                          replicate_chunk=rnd.replicate_chunk)
+            results = []
+            for j in range(opts.top_k):
+                out = jax.tree.map(lambda a, j=j: a[j], outs)
+                if j > 0 and not float(out.score) > 0:
+                    break
+                rows_in = np.asarray(cell_mask(problem, jnp.asarray(out.mask), jnp.asarray(
+                    out.listed)))[np.asarray(data.row_cell)[: data.n]] & valids[j]
+                steps = _history(side, problem, out, data.n)
+                if j == 0:
+                    _warn_outcome(side, out, rows_in, steps, spec.kind, eps, cap)
+                score = float(out.score) if float(out.score) > 0 else 0.0
+                results.append(_build(
+                    side, problem, out, rows_in, steps=steps,
+                    null=null if rnd.num_samples else None,
+                    p_val=p_value(score, null) if rnd.num_samples else math.nan, **common))
+            res = results[0]._replace(top=tuple(results))
+    if bad:
+        warnings.warn(
+            f"randomization test: {bad} of {rnd.num_samples} replicates hit a cap "
+            "(max_adjustments or max_steps); their scores are those of the last scan.",
+            RuntimeWarning, stacklevel=3)
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
 # Public functions
 
 
-def _rate_scan(side_name, data, y_true, y_pred, *, threshold, threshold_rule, penalty,
-               num_restarts, key, q_bounds, max_steps, p_epsilon, num_replicates, null,
-               replicate_chunk, value_labels):
-    pen, qb, eps = _check_scan_kw(penalty, num_restarts, max_steps, q_bounds, p_epsilon)
-    r = check_randomization_args(num_replicates, null, replicate_chunk)
+_COMMON_ARGS = """
+      data: DataFrame (or 2-D array) of categorical attributes, all rows (both classes);
+        ``group=`` is an alias.
+      y_true: binary true outcomes (0/1); with the default ``beneficial_label=1``, 1 is the
+        beneficial outcome (e.g. "did not reoffend", "repaid"), as in :func:`ofijax.audit`.
+      y_pred: binary predictions in the same orientation, or scores turned into predictions by
+        ``threshold`` (``1[score ≥ threshold]``, then read with ``beneficial_label``).
+      beneficial_label: 1 (default: label 1 = beneficial) or 0 (the data's 1 is the harmful
+        outcome, the IJDI paper's orientation, e.g. COMPAS recidivism). The scans run internally
+        in the harm orientation; results are the same for both spellings of the same data.
+      threshold: scalar or per-row threshold (binary ``y_pred`` passes unchanged for any
+        threshold in (0, 1]).
+      threshold_rule: ``"ge"`` (``1[s ≥ θ]``, the paper) or ``"gt"`` (strict, the reference code).
+      penalty: complexity penalty per listed value (default 0.1, the IJDI reference's).
+      num_restarts, q_bounds, max_steps, value_labels, bins, max_values: as in
+        :func:`~ofijax.scan.bias_scan`.
+      key: PRNG key or int seed; required when ``num_samples > 0``; otherwise it only breaks the
+        restarts' ties (default ``jax.random.key(0)``, deterministic).
+      p_epsilon: null rates are clamped into ``[ε, 1 − ε]`` where they enter the scan.
+      num_samples: R ≥ 0 randomization replicates (0: no test, ``p_value`` NaN);
+        ``num_replicates`` is its deprecated name.
+      null: ``"bernoulli"`` (y* ~ Bernoulli(null rate), rates recomputed from y*) or
+        ``"permutation"``.
+      replicate_chunk: replicates per vmapped batch (default: automatic, memory-bounded).
+      top_k: k ≥ 1: the k subgroups found by rescanning with earlier finds' rows removed, in
+        ``result.top``, with family-wise p-values (see :func:`~ofijax.scan.bias_scan`).
+      group: alias of ``data``."""
+
+
+def _rate_scan(side_name, data, y_true, y_pred, *, beneficial_label, threshold, threshold_rule,
+               penalty, num_restarts, key, q_bounds, max_steps, p_epsilon, num_samples, null,
+               replicate_chunk, value_labels, top_k, bins, max_values, group, num_replicates):
+    data = resolve_data_alias(data, group)
+    b = check_beneficial_label(beneficial_label)
+    opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
+                              max_steps=max_steps, p_epsilon=p_epsilon, top_k=top_k)
+    rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,
+                               null=null, replicate_chunk=replicate_chunk, stacklevel=4)
     side = _prepare_side(data, y_true, y_pred, None, side_name, threshold, threshold_rule,
-                         value_labels)
-    spec = NullSpec("rate", null, int(num_restarts), None if max_steps is None else int(max_steps),
-                    t_bounds=(0.0, math.log(qb[1])))
-    return _drive(spec, side, 0.0, pen, eps, qb, key, r, null, replicate_chunk)
+                         value_labels, b, bins, max_values)
+    spec = NullSpec("rate", rnd.null, opts.num_restarts, opts.max_steps,
+                    t_bounds=(0.0, math.log(opts.q_bounds[1])))
+    return _drive(spec, side, 0.0, opts, rnd)
 
 
 def fpr_scan(
-    data,
-    y_true,
-    y_pred,
+    data=None,
+    y_true=None,
+    y_pred=None,
     *,
+    beneficial_label: int = 1,
     threshold=0.5,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
     num_restarts: int = 10,
-    key: jax.Array | None = None,
+    key=None,
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
     p_epsilon: float = DEFAULT_P_EPSILON,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     null: str = "bernoulli",
     replicate_chunk: int | None = None,
     value_labels=None,
-) -> IJDIResult:
-    r"""FPR-Scan: the subgroup whose false positive rate is raised most significantly.
+    top_k: int | None = None,
+    bins=None,
+    max_values: int | None = DEFAULT_MAX_VALUES,
+    group=None,
+    num_replicates: int | None = None,
+) -> ScanResult:
+    r"""FPR-Scan: the subgroup most significantly **denied the benefit** among rows whose true
+    outcome is beneficial (a raised false-negative rate of the beneficial outcome).
 
-    On the negatives :math:`D_N = \{i: y_i = 0\}` the scan outcome is the recommendation
-    :math:`\hat p_{i,b}` (a false positive) and every row's null rate is the overall FPR
-    :math:`\bar p_b`; Bias Scan with q > 1 then maximises
+    In the IJDI paper's harm orientation (1 = harmful) this is a raised false-positive rate of the
+    harmful prediction, hence the name. On the rows whose true outcome is beneficial,
+    :math:`D_N`, the scan outcome is a harmful prediction :math:`\hat p_{i,b}` and every row's
+    null rate is their overall rate :math:`ar p_b`; Bias Scan with q > 1 maximises
 
     .. math::
 
-        F(S) = \max_{q \ge 1} \Bigl[\textstyle\sum_{S} \hat p_{i,b} \log q
-               - |S| \log(1 - \bar p_b + q \bar p_b)\Bigr] - c \cdot \#\text{values listed},
+        F(S) = \max_{q \ge 1} \Bigl[	extstyle\sum_{S} \hat p_{i,b} \log q
+               - |S| \log(1 - ar p_b + q ar p_b)\Bigr] - c \cdot \#	ext{values listed},
 
-    i.e. :math:`|S|\,\mathrm{KL}(\mathrm{FPR}(S) \Vert \bar p_b)` when FPR(S) > p̄_b. This equals
-    :func:`ijdi_scan` with ``lam=0, side="negative"``.
+    i.e. :math:`|S|\,\mathrm{KL}(\mathrm{rate}(S) \Vert ar p_b)` when rate(S) > p̄_b. This
+    equals :func:`ijdi_scan` with ``lam=0, side="negative"``.
 
-    Args:
-      data: DataFrame (or 2-D array) of categorical attributes, all rows (both classes).
-      y_true: binary outcomes (0/1).
-      y_pred: binary recommendations, or scores turned into recommendations by ``threshold``.
-      threshold: scalar or per-row threshold (binary ``y_pred`` passes unchanged for any
-        threshold in (0, 1]).
-      threshold_rule: ``"ge"`` (:math:`\hat p_b = 1[s \ge \theta]`, the paper) or ``"gt"`` (strict,
-        the reference code).
-      penalty: complexity penalty per listed value (default 0.1, the IJDI reference's).
-      num_restarts, key, q_bounds, max_steps, value_labels: as in :func:`~ofijax.scan.bias_scan`
-        (the scan uses ``key``; randomization replicates use keys derived from it).
-      p_epsilon: p̄_b is clamped into ``[ε, 1 − ε]`` (only matters for FPR 0 or 1).
-      num_replicates: R ≥ 0 randomization replicates (0: no test, ``p_value`` NaN).
-      null: ``"bernoulli"`` (y* ~ Bernoulli(p̄_b), p̄_b recomputed from y*) or ``"permutation"``.
-      replicate_chunk: replicates per vmapped batch (default: automatic, memory-bounded).
+    Args:{args}
 
     Returns:
-      :class:`IJDIResult`.
+      :class:`~ofijax.scan.ScanResult`; ``size`` counts the scanned rows of S (true outcome
+      beneficial), ``total_size`` all rows of S, ``description`` says it in words.
 
     Examples:
       >>> import numpy as np, pandas as pd
       >>> from ofijax.scan import fpr_scan
       >>> df = pd.DataFrame({"g": ["a", "b"] * 100})
-      >>> y = np.zeros(200, int)
-      >>> yhat = np.where(df.g == "a", np.arange(200) % 8 != 0, np.arange(200) % 10 == 1)
-      >>> res = fpr_scan(df, y, yhat.astype(int))
-      >>> res.subset, res.size, round(res.score, 3)
-      ({'g': ('a',)}, 100, 15.608)
+      >>> y = np.ones(200, int)                     # everyone's true outcome is beneficial
+      >>> denied = np.where(df.g == "a", np.arange(200) % 8 != 0, np.arange(200) % 10 == 1)
+      >>> res = fpr_scan(df, y, (~denied).astype(int))   # predictions: 1 = benefit granted
+      >>> res.subset, res.size, res.total_size, round(res.score, 3)
+      ({'g': ('a',)}, 100, 100, 15.608)
     """
-    return _rate_scan("negative", data, y_true, y_pred, threshold=threshold,
-                      threshold_rule=threshold_rule, penalty=penalty, num_restarts=num_restarts,
-                      key=key, q_bounds=q_bounds, max_steps=max_steps, p_epsilon=p_epsilon,
-                      num_replicates=num_replicates, null=null, replicate_chunk=replicate_chunk,
-                      value_labels=value_labels)
+    return _rate_scan("negative", data, y_true, y_pred, beneficial_label=beneficial_label,
+                      threshold=threshold, threshold_rule=threshold_rule, penalty=penalty,
+                      num_restarts=num_restarts, key=key, q_bounds=q_bounds, max_steps=max_steps,
+                      p_epsilon=p_epsilon, num_samples=num_samples, null=null,
+                      replicate_chunk=replicate_chunk, value_labels=value_labels, top_k=top_k,
+                      bins=bins, max_values=max_values, group=group,
+                      num_replicates=num_replicates)
 
 
 def tpr_scan(
-    data,
-    y_true,
-    y_pred,
+    data=None,
+    y_true=None,
+    y_pred=None,
     *,
+    beneficial_label: int = 1,
     threshold=0.5,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
     num_restarts: int = 10,
-    key: jax.Array | None = None,
+    key=None,
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
     p_epsilon: float = DEFAULT_P_EPSILON,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     null: str = "bernoulli",
     replicate_chunk: int | None = None,
     value_labels=None,
-) -> IJDIResult:
-    r"""TPR-Scan: the subgroup whose true positive rate is raised most significantly.
+    top_k: int | None = None,
+    bins=None,
+    max_values: int | None = DEFAULT_MAX_VALUES,
+    group=None,
+    num_replicates: int | None = None,
+) -> ScanResult:
+    r"""TPR-Scan: the subgroup most significantly **given the benefit less often** among rows
+    whose true outcome is harmful (a raised true-positive rate of the harmful outcome, i.e. a
+    lowered false-positive rate of the beneficial outcome).
 
-    The same as :func:`fpr_scan` on the positives :math:`D_P = \{i: y_i = 1\}` with the overall
-    TPR as null rate (a raised TPR is a lowered FNR). Equals :func:`ijdi_scan` with ``lam=0,
-    side="positive"``. Arguments as in :func:`fpr_scan`.
+    The same as :func:`fpr_scan` on the rows whose true outcome is harmful, :math:`D_P`, with
+    their overall rate of harmful predictions as null rate. Equals :func:`ijdi_scan` with
+    ``lam=0, side="positive"``. Arguments as in :func:`fpr_scan`.
 
     Examples:
       >>> import numpy as np, pandas as pd
       >>> from ofijax.scan import tpr_scan
       >>> df = pd.DataFrame({"g": ["a", "b"] * 100})
-      >>> yhat = np.where(df.g == "a", np.arange(200) % 8 != 0, np.arange(200) % 10 == 1)
-      >>> tpr_scan(df, np.ones(200, int), yhat.astype(int)).subset
+      >>> harmful = np.where(df.g == "a", np.arange(200) % 8 != 0, np.arange(200) % 10 == 1)
+      >>> tpr_scan(df, np.zeros(200, int), (~harmful).astype(int)).subset
       {'g': ('a',)}
     """
-    return _rate_scan("positive", data, y_true, y_pred, threshold=threshold,
-                      threshold_rule=threshold_rule, penalty=penalty, num_restarts=num_restarts,
-                      key=key, q_bounds=q_bounds, max_steps=max_steps, p_epsilon=p_epsilon,
-                      num_replicates=num_replicates, null=null, replicate_chunk=replicate_chunk,
-                      value_labels=value_labels)
+    return _rate_scan("positive", data, y_true, y_pred, beneficial_label=beneficial_label,
+                      threshold=threshold, threshold_rule=threshold_rule, penalty=penalty,
+                      num_restarts=num_restarts, key=key, q_bounds=q_bounds, max_steps=max_steps,
+                      p_epsilon=p_epsilon, num_samples=num_samples, null=null,
+                      replicate_chunk=replicate_chunk, value_labels=value_labels, top_k=top_k,
+                      bins=bins, max_values=max_values, group=group,
+                      num_replicates=num_replicates)
 
 
 def ijdi_scan(
-    data,
-    y_true,
-    y_pred,
-    p_true,
+    data=None,
+    y_true=None,
+    y_pred=None,
+    p_true=None,
     *,
-    lam: float,
+    lam: float | None = None,
     side: str = "negative",
+    beneficial_label: int = 1,
     mode: str = "reference",
     max_adjustments: int = 100,
     threshold=0.5,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
     num_restarts: int = 10,
-    key: jax.Array | None = None,
+    key=None,
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
     p_epsilon: float = DEFAULT_P_EPSILON,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     null: str = "bernoulli",
     replicate_chunk: int | None = None,
     value_labels=None,
-) -> IJDIResult:
+    top_k: int | None = None,
+    bins=None,
+    max_values: int | None = DEFAULT_MAX_VALUES,
+    group=None,
+    num_replicates: int | None = None,
+) -> ScanResult:
     r"""IJDI-Scan: the subgroup with the most significant *insufficiently justified* disparate impact.
 
-    On the chosen side (negatives: FPR; positives: TPR) the IJDI criterion allows a subgroup's
-    error-rate excess up to λ times its base-rate excess (paper eq. 3):
-    :math:`\sum_{S}(\hat p_{i,b} - \bar p_b) \le \lambda \sum_{S}(p_i - \bar p)`. Bias Scan (q > 1)
-    runs with scan outcome :math:`\hat p_{i,b}` and null rate
+    Internally in the harm orientation (1 = harmful; ``beneficial_label`` converts): on the
+    chosen side (``"negative"``: rows whose true outcome is beneficial, scanned for being denied
+    the benefit; ``"positive"``: rows whose true outcome is harmful, scanned for being given the
+    benefit less often) the IJDI criterion allows a subgroup's excess rate of harmful predictions
+    up to λ times its excess true risk of the harmful outcome (paper eq. 3):
+    :math:`\sum_{S}(\hat p_{i,b} - ar p_b) \le \lambda \sum_{S}(p_i - ar p)`. Bias Scan
+    (q > 1) runs with scan outcome :math:`\hat p_{i,b}` (a harmful prediction) and null rate
 
-    .. math:: \hat p_{i,\mathrm{scan}} = \bar p_b + \lambda\,(p_i - \bar p),
+    .. math:: \hat p_{i,\mathrm{scan} = ar p_b + \lambda\,(p_i - ar p),
 
-    means over the side's rows, clipped to [0, 1]. Algorithm 1 then checks the detected S:
+    means over the side's rows, clipped to [0, 1]; here :math:`p_i` is the probability of the
+    *harmful* outcome (``1 − p_true`` when ``beneficial_label=1``). Algorithm 1 then checks S:
 
     1. *Edge case 1*, mean_S(p − p̄) < −1e−6 (p(S) < p(~S), where the criterion only asks
-       FPR(S) ≤ FPR(~S)): the members of S below p(~S) are raised by the factor α ∈ (0, 1] so that
-       mean_S p = p(~S); p_scan is recomputed on S (``mode="reference"``: p̄_b + λ(p − p̄) with the
-       frozen p̄, as the authors' code does; ``mode="strict"``: p̄_b, exactly FPR(S) ≤ FPR(~S));
-       rescan.
+       rate(S) ≤ rate(~S)): the members of S below p(~S) are raised by the factor α ∈ (0, 1] so
+       that mean_S p = p(~S); p_scan is recomputed on S (``mode="reference"``: p̄_b + λ(p − p̄)
+       with the frozen p̄, as the authors' code does; ``mode="strict"``: p̄_b); rescan.
     2. *Edge case 2*, the net clipping on S is negative (mean_S(p_scan − raw) < −1e−6): if
        mean_S raw ≥ 1, p_scan = 1 on S (S cannot score); otherwise p_scan on S is raised toward 1
        by β so that Σ_S p_scan = Σ_S raw; rescan.
@@ -506,53 +619,56 @@ def ijdi_scan(
     Hazard: a row with p_scan = 0 (raw < 0, likely at large λ) and outcome 1 makes the likelihood
     unbounded. p_scan is therefore clamped into ``[p_epsilon, 1 − p_epsilon]`` where it enters the
     scan (default ε = 1e−6, so such a row adds at most log(1/ε) ≈ 13.8); with ``p_epsilon=0`` the
-    q bracket caps it instead (log q ≤ log q_hi). A warning names such rows when they are in the
-    detected subgroup.
+    q bracket caps it instead (log q ≤ log q_hi) and the result is flagged ``unbounded``. A
+    warning names such rows when they are in the detected subgroup.
 
     Args:
-      data: DataFrame (or 2-D array) of categorical attributes, all rows (both classes).
-      y_true: binary outcomes (0/1).
-      y_pred: binary recommendations, or scores thresholded by ``threshold``/``threshold_rule``.
-      p_true: base-rate probabilities :math:`p_i = \Pr(y_i = 1 \mid x_i)` in [0, 1], e.g. from
-        :func:`estimate_true_probabilities` (not the audited classifier's scores).
-      lam: λ ≥ 0 (see :func:`lambda_from_costs`).
-      side: ``"negative"`` (FPR, rows with y_true = 0) or ``"positive"`` (TPR, y_true = 1).
+      p_true: base-rate probabilities :math:`\Pr(y_i = 1 \mid x_i)` of label 1 in ``y_true``'s
+        orientation (beneficial by default), e.g. from :func:`estimate_true_probabilities` on the
+        same labels (not the audited classifier's scores).
+      lam: λ ≥ 0 (required; see :func:`lambda_from_costs`).
+      side: ``"negative"`` (rows whose true outcome is beneficial: raised false-negative rate of
+        the benefit, the paper's FPR side) or ``"positive"`` (true outcome harmful: the paper's
+        TPR side).
       mode: ``"reference"`` (default) or ``"strict"``: the p_scan recomputed on S after edge case 1.
-      max_adjustments: cap K on rescans (default 100).
-      threshold, threshold_rule, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-        num_replicates, null, replicate_chunk, value_labels: as in :func:`fpr_scan`; the Bernoulli
-        null draws y* from the initial clipped p_scan and each replicate reruns Algorithm 1 in full.
+      max_adjustments: cap K on rescans (default 100).{args}
 
     Returns:
-      :class:`IJDIResult` (with the adjustment ``history``).
+      :class:`~ofijax.scan.ScanResult` (with the adjustment ``history``).
 
     Examples:
       >>> import numpy as np, pandas as pd
       >>> from ofijax.scan import ijdi_scan
       >>> df = pd.DataFrame({"g": ["a", "b"] * 100})
-      >>> p = np.where(df.g == "a", 0.6, 0.4)          # group a has the higher base rate
-      >>> yhat = np.where(df.g == "a", np.arange(200) % 8 != 0, np.arange(200) % 10 == 1)
-      >>> y = np.zeros(200, int)
-      >>> [ijdi_scan(df, y, yhat.astype(int), p, lam=lam).subset for lam in (0.0, 5.0)]
+      >>> p_harm = np.where(df.g == "a", 0.6, 0.4)   # group a has the higher true risk of harm
+      >>> denied = np.where(df.g == "a", np.arange(200) % 8 != 0, np.arange(200) % 10 == 1)
+      >>> y = np.ones(200, int)                       # true outcome beneficial for everyone
+      >>> [ijdi_scan(df, y, (~denied).astype(int), 1 - p_harm, lam=lam).subset
+      ...  for lam in (0.0, 5.0)]
       [{'g': ('a',)}, {}]
     """
+    data = resolve_data_alias(data, group)
+    if lam is None:
+        raise ValueError("lam: required; pass λ ≥ 0 (0 = FPR-/TPR-Scan; see lambda_from_costs).")
     lam = check_nonnegative_scalar(lam, "lam")
     check_choice(mode, "mode", ("reference", "strict"))
-    if isinstance(max_adjustments, bool) or not isinstance(max_adjustments, int | np.integer) or (
-        max_adjustments < 0
-    ):
-        raise ValueError(f"max_adjustments: must be an integer ≥ 0; got {max_adjustments!r}.")
-    pen, qb, eps = _check_scan_kw(penalty, num_restarts, max_steps, q_bounds, p_epsilon)
-    r = check_randomization_args(num_replicates, null, replicate_chunk)
+    cap = check_int(max_adjustments, "max_adjustments", 0)
+    b = check_beneficial_label(beneficial_label)
+    opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
+                              max_steps=max_steps, p_epsilon=p_epsilon, top_k=top_k)
+    rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,
+                               null=null, replicate_chunk=replicate_chunk)
     if p_true is None:
         raise ValueError(
             "p_true: required; pass base-rate probabilities (e.g. estimate_true_probabilities)."
         )
     side_ = _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
-                          value_labels)
-    spec = NullSpec("ijdi", null, int(num_restarts),
-                    None if max_steps is None else int(max_steps),
-                    t_bounds=(0.0, math.log(qb[1])),
-                    history=max(_HISTORY, int(max_adjustments) + 1))
-    return _drive(spec, side_, lam, pen, eps, qb, key, r, null, replicate_chunk,
-                  strict=(mode == "strict"), cap=int(max_adjustments))
+                          value_labels, b, bins, max_values)
+    spec = NullSpec("ijdi", rnd.null, opts.num_restarts, opts.max_steps,
+                    t_bounds=(0.0, math.log(opts.q_bounds[1])),
+                    history=max(_HISTORY, cap + 1))
+    return _drive(spec, side_, lam, opts, rnd, strict=(mode == "strict"), cap=cap)
+
+
+fpr_scan.__doc__ = fpr_scan.__doc__.replace("{args}", _COMMON_ARGS)
+ijdi_scan.__doc__ = ijdi_scan.__doc__.replace("{args}", _COMMON_ARGS)

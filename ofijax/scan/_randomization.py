@@ -378,3 +378,4 @@ def bias_scan_null_scores(key, problem: Problem, basis: Basis, observations, exp
     s, bad = null_scores(replicate_key(key), spec, data, data.p, num_replicates=num_replicates,
                          basis=basis, params=params, replicate_chunk=replicate_chunk)
     return RandomizationResult(p_value(observed_score, s), s, bad)
+procedure = _procedure

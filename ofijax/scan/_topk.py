@@ -1,0 +1,125 @@
+"""Several subgroups, one after another, and their family-wise randomization test.
+
+Top-k (``top_k=k`` on every scan): step 1 is the scan itself; step j + 1 rescans the data with the
+rows of steps 1..j removed (as if they were not in the data: null rates, means and cell counts are
+recomputed on the remaining rows), so the k subgroups are disjoint in rows. A step that finds
+nothing (score 0) ends the list.
+
+Family-wise p-values (single-step max statistic): each randomization replicate draws one null data
+set and reruns the **whole** k-step procedure on it; its statistic is the largest of its k scores,
+``T*_r = max_j F*_{r,j}``. Find j gets ``p_j = (1 + #{r: T*_r ≥ F_j}) / (R + 1)``, which bounds the
+probability that *any* of the k finds scores that high under the null (family-wise error rate),
+whatever k. ``p_1`` is at least the plain p-value of the first find.
+
+Every function here is pure array code (called inside ``jax.enable_x64(True)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
+from ._basis import features
+from ._engine import cell_mask, outcome_counts
+from ._exhaustive import exhaustive_arrays
+from ._randomization import NullSpec, Padded, null_draw, procedure, replicate_key
+
+__all__ = ["StepSpec", "run_steps", "observed_steps", "steps_null_scores"]
+
+
+class StepSpec(NamedTuple):
+    """Static description of the k-step procedure (hashable: it keys the jit cache)."""
+
+    null: NullSpec  # procedure kind, null model, restarts, step cap, history length, t bounds
+    k: int  # number of steps (subgroups)
+    search: str = "coordinate_ascent"  # or "exhaustive" (kind "bias" only)
+    enum_num: int = 0  # exhaustive: number of subgroups
+    enum_chunk: int = 0  # exhaustive: subgroups per chunk
+
+
+def _exhaustive_out(y, p, rc, problem, basis, params, enum, spec: StepSpec) -> Alg1Out:
+    Phi = features(p, rc, problem.num_cells, basis)
+    Y = outcome_counts(y, rc, problem.num_cells)
+    mask, listed, score, t = exhaustive_arrays(problem, Phi, Y, basis, enum, params.penalty,
+                                               num=spec.enum_num, chunk=spec.enum_chunk)
+    pos = score > 0
+    one = lambda x: x[None]  # noqa: E731
+    code = jnp.where(pos, CODE_ACCEPT, CODE_NONE).astype(jnp.int32)
+    true = jnp.asarray(True)
+    state = AlgState(p, p, p, jnp.zeros_like(p))
+    return Alg1Out(mask, listed, jnp.where(pos, score, 0.0), jnp.where(pos, t, 0.0), true,
+                   jnp.asarray(1), state, one(code), one(score), jnp.full(1, jnp.nan, score.dtype),
+                   one(mask), one(listed), one(true))
+
+
+def run_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
+    """The k-step procedure; returns ``(outs, valids)``: the stacked :class:`Alg1Out` of each step
+    and the rows each step scanned (``(k, N)`` bool)."""
+    nc = problem.num_cells
+
+    def body(carry, _):
+        valid_j, rc_j = carry
+        n_cells = jax.ops.segment_sum(valid_j.astype(jnp.float64), rc_j, num_segments=nc)
+        prob_j = dataclasses.replace(problem, n_cells=n_cells)
+        if spec.search == "exhaustive":
+            out = _exhaustive_out(y, p, rc_j, prob_j, basis, params, enum, spec)
+        else:
+            out = procedure(spec.null, key, y, p, valid_j, rc_j, prob_j, basis, params)
+        in_s = (cell_mask(problem, out.mask, out.listed)[jnp.minimum(rc_j, nc - 1)] & valid_j
+                & (out.score > 0))
+        return (valid_j & ~in_s, jnp.where(in_s, nc, rc_j)), (out, valid_j)
+
+    _, (outs, valids) = jax.lax.scan(body, (valid, row_cell), None, length=spec.k)
+    return outs, valids
+
+
+@partial(jax.jit, static_argnames=("spec",))
+def observed_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
+    """:func:`run_steps` on the observed data (jitted)."""
+    return run_steps(spec, key, y, p, valid, row_cell, problem, basis, params, enum)
+
+
+@partial(jax.jit, static_argnames=("spec",))
+def _replicates(spec: StepSpec, keys, y, p, p_null, valid, row_cell, problem, basis, params,
+                enum):
+    def one(k):
+        k_null, k_scan = jax.random.split(k)
+        y_r, rc = null_draw(spec.null.null, k_null, y, p_null, valid, row_cell)
+        outs, _ = run_steps(spec, k_scan, y_r, p, valid, rc, problem, basis, params, enum)
+        return jnp.max(outs.score), jnp.all(outs.converged)
+
+    return jax.vmap(one)(keys)
+
+
+def steps_null_scores(key, spec: StepSpec, data: Padded, p_null, basis, params, enum, *,
+                      num_samples: int, replicate_chunk: int | None = None
+                      ) -> tuple[np.ndarray, int]:
+    """``(T* (R,), #replicates that hit a cap)``: the max statistic of R null replicates.
+
+    Replicate r uses ``jax.random.split(replicate_key(key), R)[r]`` whatever the chunking.
+    """
+    if num_samples == 0:
+        return np.zeros(0), 0
+    default = 16 if spec.search == "exhaustive" else (32 if spec.null.kind == "ijdi" else 64)
+    chunk = int(min(num_samples, replicate_chunk or default))
+    keys = jax.random.split(replicate_key(key), num_samples)
+    n_chunks = math.ceil(num_samples / chunk)
+    pad = n_chunks * chunk - num_samples
+    if pad:
+        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+    scores, conv = [], []
+    for i in range(n_chunks):
+        s, c = _replicates(spec, keys[i * chunk:(i + 1) * chunk], data.y, data.p, p_null,
+                           data.valid, data.row_cell, data.problem, basis, params, enum)
+        scores.append(np.asarray(s))
+        conv.append(np.asarray(c))
+    s = np.concatenate(scores)[:num_samples]
+    c = np.concatenate(conv)[:num_samples]
+    return np.asarray(s, np.float64), int(np.sum(~c))
