@@ -1,7 +1,7 @@
 r"""The scans of an audit: the most disadvantaged subgroups by FPR-/TPR-/IJDI-Scan, in words.
 
-The scans run in the *harm orientation* (label and prediction 1 = the harmful outcome), as the
-IJDI paper runs COMPAS, so the subgroups found are the disadvantaged ones:
+The audit's labels are passed to the scans as they are, with ``beneficial_label`` (the one label
+orientation of ofijax); the subgroups found are the disadvantaged ones:
 
 * ``fpr_scan`` (side "negative"): among people whose true outcome is beneficial, the subgroup
   most significantly predicted harmful (wrongly denied the benefit: the FN of OFI's B);
@@ -73,7 +73,7 @@ def run_scans(
             ``beneficial_label=0``.
         features: the attribute columns to scan over (DataFrame, Series, dict or array).
         beneficial_label: 1, or 0 when 1 is the harmful outcome.
-        probabilities: ``(n,)`` estimated P(label = beneficial | x) for IJDI-Scan (optional).
+        probabilities: ``(n,)`` estimated P(label = 1 | x) for IJDI-Scan, in the labels' own orientation (optional).
         lam: IJDI's λ.
         num_samples: randomization replicates of each p-value (0: no test).
         side: ``"negative"``, ``"positive"`` or ``"both"``.
@@ -107,20 +107,21 @@ def run_scans(
         y_harm, yhat_harm = yt, yp
     data = _frame(features)
     runs = [(name, sd) for name, (sd, _, _) in _SCANS.items() if rate_scans and side in (sd, "both")]
-    p_harm = None
+    p_in = None
     if probabilities is not None:
-        p = v.check_probabilities(probabilities, "scan_probabilities")
-        p_harm = 1.0 - p if int(beneficial_label) == 1 else p
+        # P(label 1 | x) in the caller's orientation: the scans flip with beneficial_label themselves
+        p_in = v.check_probabilities(probabilities, "scan_probabilities")
         runs += [(f"ijdi_scan_{sd}", sd) for sd in ("negative", "positive") if side in (sd, "both")]
     keys = jax.random.split(key, max(len(runs), 1))
     out = {}
     for (name, sd), k in zip(track(runs, "scans", unit="scans"), keys):
         if name.startswith("ijdi"):
             fn = scan_mod.ijdi_scan
-            r = fn(data, y_harm, yhat_harm, p_harm, lam=lam, side=sd, key=k, **_draws_kw(fn, n_rep))
+            r = fn(data, yt, yp, p_in, lam=lam, side=sd, key=k, beneficial_label=int(beneficial_label),
+                   **_draws_kw(fn, n_rep))
         else:
             fn = getattr(scan_mod, name)
-            r = fn(data, y_harm, yhat_harm, key=k, **_draws_kw(fn, n_rep))
+            r = fn(data, yt, yp, key=k, beneficial_label=int(beneficial_label), **_draws_kw(fn, n_rep))
         scanned = y_harm == (0 if sd == "negative" else 1)
         klass, what = _SCANS["fpr_scan" if sd == "negative" else "tpr_scan"][1:]
         sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
