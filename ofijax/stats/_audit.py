@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ofijax import metrics as mt
+from ofijax._validation import as_key
 from ofijax.auditing import GROUP_METRICS, AuditFrame, holm, ofi_bootstrap, pairwise_ofi_test
 from ofijax.scan import DEFAULT_Q_BOUNDS, scan_cells
 
@@ -122,10 +123,7 @@ def audit_counts(
     nboot = int(num_bootstrap)
     if nboot < 0 or nboot == 1:
         raise ValueError(f"num_bootstrap: must be 0 (skip) or ≥ 2; got {num_bootstrap!r}.")
-    if key is None:
-        key = jax.random.key(0)
-    elif isinstance(key, int | np.integer):
-        key = jax.random.key(int(key))
+    key = jax.random.key(0) if key is None else as_key(key)
     k_boot, k_null, _ = jax.random.split(key, 3)
     groups = tuple(counts.groups)
     k = len(groups)
@@ -297,8 +295,7 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
     if not isinstance(cells, CellStats):
         raise TypeError(f"cells: must be a CellStats; got {type(cells).__name__}.")
     codes, nv, n_c, y_c, labels = _encode(cells, label)
-    if isinstance(key, int | np.integer):
-        key = jax.random.key(int(key))
+    key = None if key is None else as_key(key)
     r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=key, penalty=penalty,
                    num_restarts=num_restarts, q_bounds=q_bounds, max_steps=max_steps,
                    p_epsilon=p_epsilon, num_replicates=num_replicates,

@@ -1,0 +1,201 @@
+"""ofijax.stats: the statistics path equals the in-memory path (audit and FPR-/TPR-Scan), for
+frames of every kind, streamed files and Spark local mode; merges are exact; bad input at scale
+names the file, batch and row."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ofijax
+from ofijax import stats
+from ofijax.datasets import load_compas
+from ofijax.scan import fpr_scan, tpr_scan
+
+ATTRS = ["race", "sex", "age_cat", "c_charge_degree"]
+
+
+@pytest.fixture(scope="module")
+def compas():
+    df = load_compas("violent", filtered=True)
+    cols = ["label_not_recid", "pred_low_risk"] + ATTRS
+    return pd.DataFrame({c: df[c].to_numpy() for c in cols})
+
+
+@pytest.fixture(scope="module")
+def random_df():
+    rng = np.random.default_rng(15)
+    n = 5000
+    df = pd.DataFrame({
+        "a": rng.choice(["x", "y", "z"], n), "b": rng.integers(0, 4, n),
+        "c": rng.choice(["u", "v"], n), "d": rng.integers(0, 3, n),
+    })
+    df["y"] = rng.integers(0, 2, n)
+    planted = (df.a == "x") & (df.c == "u")
+    df["yhat"] = (rng.random(n) < 0.3 + 0.25 * planted).astype(np.int64)
+    return df
+
+
+def _same_audit(af, bf):
+    np.testing.assert_array_equal(af.cms, bf.cms)
+    assert af.groups == bf.groups
+    for name in ("ofi", "di", "te", "p_value", "p_adjusted", "ci_low", "ci_high"):
+        np.testing.assert_allclose(getattr(af, name), getattr(bf, name), rtol=1e-12, atol=0,
+                                   equal_nan=True, err_msg=name)
+    assert af.pairs["verdict"].tolist() == bf.pairs["verdict"].tolist()
+    assert af.pairs["reading"].tolist() == bf.pairs["reading"].tolist()
+    pd.testing.assert_frame_equal(af.by_group, bf.by_group)
+
+
+def _write_parts(df, tmp_path, parts=3):
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(df)), parts)):
+        pq.write_table(pa.Table.from_pandas(df.iloc[chunk], preserve_index=False),
+                       d / f"part-{i}.parquet")
+    return d
+
+
+def test_compas_audit_all_sources_equal_in_memory(compas, tmp_path):
+    af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
+                      sensitive_features=compas.race, num_bootstrap=200)
+    import polars as pl
+
+    d = _write_parts(compas, tmp_path)
+    sources = {
+        "pandas": compas, "polars": pl.from_pandas(compas), "arrow": pa.Table.from_pandas(compas),
+        "batches": pa.Table.from_pandas(compas).to_batches(max_chunksize=700),
+        "dir": str(d), "glob": str(d / "*.parquet"),
+    }
+    for name, src in sources.items():
+        st = stats.collect(src, label="label_not_recid", pred="pred_low_risk", group="race",
+                           batch_size=500)
+        assert st.rows == len(compas), name
+        _same_audit(af, stats.audit_counts(st.counts, num_bootstrap=200))
+
+
+def test_random_audit_multi_column_harmful_label(random_df):
+    df = random_df
+    af = ofijax.audit(df.y, df.yhat, sensitive_features=df[["a", "d"]], beneficial_label=0,
+                      num_bootstrap=100, key=3)
+    st = stats.collect(df, label="y", pred="yhat", group=["a", "d"], beneficial_label=0)
+    _same_audit(af, stats.audit_counts(st.counts, num_bootstrap=100, key=3))
+
+
+def test_merge_is_exact_and_order_free(random_df):
+    df = random_df
+    whole = stats.collect(df, label="y", pred="yhat", group="b", attrs=["a", "c"])
+    halves = [stats.collect(df.iloc[s], label="y", pred="yhat", group="b", attrs=["a", "c"])
+              for s in (slice(3100, None), slice(0, 3100))]
+    merged = halves[0].merge(halves[1])
+    assert merged.rows == whole.rows == len(df)
+    assert merged.counts.groups == whole.counts.groups
+    np.testing.assert_array_equal(merged.counts.cms, whole.counts.cms)
+    key = lambda c: pd.DataFrame({"a": c.values[0], "c": c.values[1], "l": c.label,  # noqa: E731
+                                  "n": c.n, "p": c.positives}).sort_values(["a", "c", "l"])
+    pd.testing.assert_frame_equal(key(merged.cells).reset_index(drop=True),
+                                  key(whole.cells).reset_index(drop=True))
+    # brute force: the cells are plain group-by sums
+    ref = df.groupby(["a", "c", "y"]).agg(n=("yhat", "size"), p=("yhat", "sum")).reset_index()
+    got = key(whole.cells).reset_index(drop=True)
+    np.testing.assert_array_equal(got[["n", "p"]].to_numpy(), ref[["n", "p"]].to_numpy())
+
+
+@pytest.mark.parametrize("which", ["compas", "random"])
+def test_rate_scans_from_cells_equal_row_scans(which, compas, random_df, tmp_path):
+    if which == "compas":
+        df, y, yh, attrs = compas, "label_not_recid", "pred_low_risk", ATTRS
+        df = df.assign(**{y: 1 - df[y], yh: 1 - df[yh]})  # harm orientation, as audit's scans
+    else:
+        df, y, yh, attrs = random_df, "y", "yhat", ["a", "b", "c", "d"]
+    src = _write_parts(df, tmp_path)
+    st = stats.collect(str(src), label=y, pred=yh, attrs=attrs, batch_size=1000)
+    for row_fn, cell_fn in ((fpr_scan, stats.fpr_scan_cells), (tpr_scan, stats.tpr_scan_cells)):
+        r = row_fn(df[attrs], df[y].to_numpy(), df[yh].to_numpy(), key=jax.random.key(7))
+        c = cell_fn(st.cells, key=7)
+        assert c.subset == r.subset
+        assert c.listed == r.listed
+        assert c.size == r.size
+        assert abs(c.score - r.score) <= 1e-6
+        assert abs(c.q - r.q) <= 1e-6 * max(1.0, r.q)
+
+
+def test_cell_randomization_test_finds_planted_and_is_reproducible(random_df):
+    st = stats.collect(random_df, label="y", pred="yhat", attrs=["a", "b", "c", "d"])
+    r1 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1)
+    r2 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1)
+    assert r1.subset == {"a": ("x",), "c": ("u",)}
+    assert r1.p_value == pytest.approx(0.05)  # every null replicate scores below the planted one
+    np.testing.assert_array_equal(r1.null_scores, r2.null_scores)
+    # the null replicates are on the scale of the row-level test's (same distribution)
+    rr = fpr_scan(random_df[["a", "b", "c", "d"]], random_df.y, random_df.yhat,
+                  num_replicates=19, key=jax.random.key(1))
+    assert 0.2 < np.median(r1.null_scores) / np.median(rr.null_scores) < 5
+
+
+def _bad_parts(df, tmp_path, mutate):
+    d = _write_parts(df, tmp_path)
+    last = d / "part-2.parquet"
+    t = pq.read_table(last).to_pandas()
+    t = mutate(t)
+    pq.write_table(pa.Table.from_pandas(t, preserve_index=False), last)
+    return d
+
+
+@pytest.mark.parametrize("case", ["nan_group", "non_binary", "missing_column"])
+def test_bad_input_in_a_later_file_names_file_and_row(case, random_df, tmp_path):
+    df = random_df.assign(g=random_df.a.astype(object))
+
+    def mutate(t):
+        if case == "nan_group":
+            t.loc[5, "g"] = None
+        elif case == "non_binary":
+            t.loc[7, "y"] = 2
+        else:
+            t = t.drop(columns=["yhat"])
+        return t
+
+    d = _bad_parts(df, tmp_path, mutate)
+    with pytest.raises(ValueError) as ei:
+        stats.collect(str(d), label="y", pred="yhat", group="g", batch_size=400)
+    msg = str(ei.value)
+    assert msg.startswith("data: ") and "part-2.parquet" in msg
+    start = len(np.array_split(np.arange(len(df)), 3)[0]) * 2
+    if case == "nan_group":
+        assert f"row {start + 6:,}" in msg and "'g'" in msg
+    elif case == "non_binary":
+        assert f"row {start + 8:,}" in msg and "not binary" in msg
+    else:
+        assert "no column 'yhat'" in msg
+
+
+def test_csv_stream_equals_parquet(random_df, tmp_path):
+    p = tmp_path / "d.csv"
+    random_df.to_csv(p, index=False)
+    a = stats.collect(str(p), label="y", pred="yhat", group="a")
+    b = stats.collect(random_df, label="y", pred="yhat", group="a")
+    np.testing.assert_array_equal(a.counts.cms, b.counts.cms)
+
+
+def test_spark_local_equals_in_memory(spark, compas):
+    sdf = spark.createDataFrame(compas)
+    st = stats.from_spark(sdf, label="label_not_recid", pred="pred_low_risk", group="race",
+                          attrs=ATTRS)
+    ref = stats.collect(compas, label="label_not_recid", pred="pred_low_risk", group="race",
+                        attrs=ATTRS)
+    assert st.counts.groups == ref.counts.groups
+    np.testing.assert_array_equal(st.counts.cms, ref.counts.cms)
+    af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
+                      sensitive_features=compas.race, num_bootstrap=100)
+    _same_audit(af, stats.audit_counts(st.counts, num_bootstrap=100))
+    r = fpr_scan(compas[ATTRS], compas.label_not_recid.to_numpy(),
+                 compas.pred_low_risk.to_numpy())
+    c = stats.fpr_scan_cells(st.cells)
+    assert c.subset == r.subset and abs(c.score - r.score) <= 1e-6
+    bad = spark.createDataFrame(compas.assign(label_not_recid=compas.label_not_recid * 2))
+    with pytest.raises(ValueError, match="not binary"):
+        stats.from_spark(bad, label="label_not_recid", pred="pred_low_risk", group="race")
