@@ -17,7 +17,8 @@ def spark():
     session = (
         SparkSession.builder.master("local[2]").appName("ofijax-tests")
         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g").getOrCreate()
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session

@@ -199,3 +199,74 @@ def test_spark_local_equals_in_memory(spark, compas):
     bad = spark.createDataFrame(compas.assign(label_not_recid=compas.label_not_recid * 2))
     with pytest.raises(ValueError, match="not binary"):
         stats.from_spark(bad, label="label_not_recid", pred="pred_low_risk", group="race")
+
+
+# ---- CLI: `ofijax audit|scan --data DIR` equals the in-memory CLI on the same rows
+
+def _cli(*argv):
+    from ofijax.cli import main
+
+    return main([str(a) for a in argv])
+
+
+def _report(out):
+    import json
+
+    with open(out / "report.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.fixture(scope="module")
+def compas_files(compas, tmp_path_factory):
+    base = tmp_path_factory.mktemp("compas")
+    single = base / "compas.parquet"
+    compas.to_parquet(single, index=False)
+    d = base / "parts"
+    d.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(compas)), 3)):
+        compas.iloc[chunk].to_parquet(d / f"part-{i}.parquet", index=False)
+    return single, d
+
+
+AUDIT_ARGS = ("--label", "label_not_recid", "--pred", "pred_low_risk", "--group", "race",
+              "--bootstrap", "200", "--no-plots", "--quiet")
+
+
+def test_cli_stream_audit_and_scan_equal_in_memory(compas_files, tmp_path, capsys):
+    single, d = compas_files
+    assert _cli("audit", "--data", single, *AUDIT_ARGS, "--out", tmp_path / "mem") == 0
+    assert _cli("audit", "--data", d / "*.parquet", *AUDIT_ARGS, "--batch-size", "1000",
+                "--out", tmp_path / "stream") == 0
+    a, b = _report(tmp_path / "mem"), _report(tmp_path / "stream")
+    for k in ("groups", "by_group", "pairs", "pairwise", "overall"):
+        assert a[k] == b[k], k
+    assert b["data"]["rows"] == a["data"]["rows"]
+    scan = ("--label", "label_not_recid", "--pred", "pred_low_risk", "--attr", *ATTRS,
+            "--replicates", "0")
+    assert _cli("scan", "--data", single, *scan, "--out", tmp_path / "smem") == 0
+    assert _cli("scan", "--data", d, "--engine", "stream", *scan, "--out", tmp_path / "sst") == 0
+    import json
+
+    ra = json.loads((tmp_path / "smem" / "scan.json").read_text())["results"]
+    rb = json.loads((tmp_path / "sst" / "scan.json").read_text())["results"]
+    assert ra.keys() == rb.keys() == {"fpr_scan", "tpr_scan"}
+    for name in ra:
+        assert ra[name]["subgroup"] == rb[name]["subgroup"]
+        assert ra[name]["size"] == rb[name]["size"]
+        assert abs(ra[name]["score"] - rb[name]["score"]) <= 1e-6
+
+
+def test_cli_bad_later_file_exits_2_and_writes_nothing(compas, tmp_path, capsys):
+    d = tmp_path / "bad"
+    d.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(compas)), 3)):
+        part = compas.iloc[chunk].copy()
+        if i == 2:
+            part.iloc[10, part.columns.get_loc("pred_low_risk")] = 3
+        part.to_parquet(d / f"part-{i}.parquet", index=False)
+    out = tmp_path / "report"
+    assert _cli("audit", "--data", d, *AUDIT_ARGS, "--out", out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "part-2.parquet" in err[0] and "not binary" in err[0]
+    assert "row 2,691" in err[0]  # 1,340 + 1,340 rows before the file, 11th row of it
+    assert not out.exists()

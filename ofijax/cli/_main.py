@@ -18,6 +18,8 @@ import time
 from fractions import Fraction
 from typing import Any
 
+from ofijax.cli import _sources
+
 __all__ = ["main", "build_parser", "load_table", "prepare"]
 
 EXIT_USAGE = 2
@@ -527,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory for report.json, report.md and the heatmap PNGs")
     o.add_argument("--no-plots", action="store_true", help="do not write heatmap PNGs")
     o.add_argument("--quiet", action="store_true", help="print only the verdicts")
+    _sources.add_options(pa)
 
     # scan -------------------------------------------------------------------------------------
     ps = sub.add_parser(
@@ -562,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--replicates", type=int, default=200, help="randomization replicates of the p-value")
     ps.add_argument("--seed", type=int, default=0, help="PRNG seed")
     ps.add_argument("--out", metavar="DIR", help="optional directory for scan.json")
+    _sources.add_options(ps)
 
     # simulate ---------------------------------------------------------------------------------
     pm = sub.add_parser(
@@ -631,6 +635,8 @@ _WHAT = {"label": "true labels", "pred": "predictions", "group": "the sensitive 
 
 
 def _cmd_audit(args) -> int:
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+        return _sources.cmd_audit(args)
     from ofijax.auditing._frame import _clean, audit
 
     if not 0.0 < args.alpha < 1.0:
@@ -701,6 +707,8 @@ def _cmd_audit(args) -> int:
 
 
 def _cmd_scan(args) -> int:
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+        return _sources.cmd_scan(args)
     if args.lam < 0:
         raise UserError(f"--lam: must be ≥ 0; got {args.lam}.")
     if args.replicates < 0:
