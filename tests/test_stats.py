@@ -75,7 +75,7 @@ def test_compas_audit_all_sources_equal_in_memory(compas, tmp_path):
         st = stats.collect(src, label="label_not_recid", pred="pred_low_risk", group="race",
                            batch_size=500)
         assert st.rows == len(compas), name
-        _same_audit(af, stats.audit_counts(st.counts, num_bootstrap=200))
+        _same_audit(af, stats.audit_counts(jax.random.key(0), st.counts, num_bootstrap=200))
 
 
 def test_random_audit_multi_column_harmful_label(random_df):
@@ -83,7 +83,7 @@ def test_random_audit_multi_column_harmful_label(random_df):
     af = ofijax.audit(df.y, df.yhat, sensitive_features=df[["a", "d"]], beneficial_label=0,
                       num_bootstrap=100, key=3)
     st = stats.collect(df, label="y", pred="yhat", group=["a", "d"], beneficial_label=0)
-    _same_audit(af, stats.audit_counts(st.counts, num_bootstrap=100, key=3))
+    _same_audit(af, stats.audit_counts(3, st.counts, num_bootstrap=100))
 
 
 def test_merge_is_exact_and_order_free(random_df):
@@ -191,7 +191,7 @@ def test_spark_local_equals_in_memory(spark, compas):
     np.testing.assert_array_equal(st.counts.cms, ref.counts.cms)
     af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
                       sensitive_features=compas.race, num_bootstrap=100)
-    _same_audit(af, stats.audit_counts(st.counts, num_bootstrap=100))
+    _same_audit(af, stats.audit_counts(0, st.counts, num_bootstrap=100))
     r = fpr_scan(compas[ATTRS], compas.label_not_recid.to_numpy(),
                  compas.pred_low_risk.to_numpy())
     c = stats.fpr_scan_cells(st.cells)
@@ -270,3 +270,52 @@ def test_cli_bad_later_file_exits_2_and_writes_nothing(compas, tmp_path, capsys)
     assert len(err) == 1 and "part-2.parquet" in err[0] and "not binary" in err[0]
     assert "row 2,691" in err[0]  # 1,340 + 1,340 rows before the file, 11th row of it
     assert not out.exists()
+
+
+def test_cli_spark_engine_equals_in_memory(spark, compas_files, tmp_path):
+    # runs on the session's SparkSession (getOrCreate), so the suite starts Spark once
+    single, d = compas_files
+    assert _cli("audit", "--data", single, *AUDIT_ARGS, "--out", tmp_path / "mem") == 0
+    assert _cli("audit", "--data", d, "--engine", "spark", "--spark-master", "local[2]",
+                *AUDIT_ARGS, "--out", tmp_path / "spark") == 0
+    a, b = _report(tmp_path / "mem"), _report(tmp_path / "spark")
+    for k in ("groups", "by_group", "pairs", "pairwise", "overall"):
+        assert a[k] == b[k], k
+
+
+@pytest.mark.parametrize("basis", ["chebyshev", "exact"])
+def test_bias_scan_from_cell_features_equals_row_scan(basis, random_df):
+    from ofijax.scan import bias_scan, chebyshev_cell_features, scan_cells
+
+    df = random_df[["a", "b", "c", "d"]]
+    rng = np.random.default_rng(1)
+    n = len(df)
+    if basis == "chebyshev":
+        p = rng.uniform(0.05, 0.95, n)
+    else:
+        p = rng.choice([0.2, 0.4, 0.6], n)
+    planted = ((df.a == "x") & (df.c == "u")).to_numpy()
+    y = (rng.random(n) < np.where(planted, np.minimum(p * 1.6, 0.99), p)).astype(int)
+    r = bias_scan(df, y, p, penalty=0.1, key=jax.random.key(3))
+    codes = np.stack([pd.factorize(df[c], sort=True)[0] for c in df], 1)
+    labels = [np.asarray(pd.factorize(df[c], sort=True)[1]) for c in df]
+    cell_codes, cell = np.unique(codes, axis=0, return_inverse=True)
+    cell = cell.ravel()
+    c = cell_codes.shape[0]
+    n_c = np.bincount(cell, minlength=c)
+    y_c = np.bincount(cell, weights=y, minlength=c)
+    if basis == "chebyshev":
+        feats, pv = chebyshev_cell_features(p, cell, c), None
+    else:
+        pv = np.unique(p)
+        feats = np.stack([np.bincount(cell, weights=(p == v), minlength=c) for v in pv], 1)
+    s = scan_cells(cell_codes, codes.max(0) + 1, n_c, y_c, kind="bias", features=feats,
+                   p_values=pv, penalty=0.1, key=jax.random.key(3))
+    sub = {}
+    for m, name in enumerate(df.columns):
+        row = s.mask[m, : len(labels[m])]
+        if s.listed[m] and not row.all():
+            sub[name] = tuple(v.item() if hasattr(v, "item") else v for v in labels[m][row])
+    assert sub == r.subset
+    assert abs(s.score - r.score) <= 1e-6
+    assert int(n_c[s.cells].sum()) == r.size

@@ -636,7 +636,7 @@ _WHAT = {"label": "true labels", "pred": "predictions", "group": "the sensitive 
 
 def _cmd_audit(args) -> int:
     if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
-        return _sources.cmd_audit(args)
+        return _sources.cmd_audit(args, write_heatmaps, write_markdown)
     from ofijax.auditing._frame import _clean, audit
 
     if not 0.0 < args.alpha < 1.0:

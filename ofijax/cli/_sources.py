@@ -57,9 +57,7 @@ def use_stats(args: Any) -> bool:
 
 
 def _fail(msg: str):
-    from ofijax.cli._main import UserError
-
-    raise UserError(msg)
+    raise ValueError(msg)  # the command line prints it in one line and exits 2
 
 
 def _check_common(args: Any, needed: tuple) -> None:
@@ -159,12 +157,11 @@ def run_scans(key, cells, beneficial: int, num_replicates: int, side: str = "bot
     return out
 
 
-def cmd_audit(args: Any) -> int:
-    """``ofijax audit`` through the statistics path."""
+def cmd_audit(args: Any, write_heatmaps, write_markdown) -> int:
+    """``ofijax audit`` through the statistics path (report writers passed in by ``_main``)."""
     import jax
 
     from ofijax import stats
-    from ofijax.cli._main import write_heatmaps, write_markdown
 
     _check_common(args, ("label", "pred", "group"))
     if args.groups:
@@ -186,9 +183,9 @@ def cmd_audit(args: Any) -> int:
               "at least two.")
     key = jax.random.key(args.seed)
     af = stats.audit_counts(
-        st.counts, alpha=args.alpha, null=args.null, method=args.method,
+        key, st.counts, alpha=args.alpha, null=args.null, method=args.method,
         correction=args.correction, confidence=args.confidence, num_bootstrap=args.bootstrap,
-        key=key, di_variant=args.di_variant, beneficial_label=beneficial)
+        di_variant=args.di_variant, beneficial_label=beneficial)
     if args.scan:
         k_scan = jax.random.split(key, 3)[2]
         af = af._replace(scan=run_scans(k_scan, st.cells, beneficial, int(args.replicates)))

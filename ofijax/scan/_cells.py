@@ -174,6 +174,9 @@ def scan_cells(
     n = np.asarray(n, np.float64)
     pos = np.asarray(positives, np.float64)
     c = cell_codes.shape[0]
+    if num_replicates and key is None:
+        raise ValueError(
+            "key: the randomization test draws random replicates; pass a key explicitly.")
     max_steps_ = None if max_steps is None else int(max_steps)
     with jax.enable_x64(True):
         key = jax.random.key(0) if key is None else key

@@ -18,7 +18,7 @@ Example:
     >>> from ofijax.stats import collect, audit_counts
     >>> df = pd.DataFrame({"y": [1, 0, 1, 0] * 25, "p": [1, 1, 0, 0] * 25, "g": list("ab") * 50})
     >>> st = collect(df, label="y", pred="p", group="g")
-    >>> audit_counts(st.counts).cms.tolist()
+    >>> audit_counts(0, st.counts).cms.tolist()
     [[25, 25, 0, 0], [0, 0, 25, 25]]
 """
 

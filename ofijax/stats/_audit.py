@@ -73,6 +73,7 @@ def _reading(gi, gj, o, verdict, evidence, di):
 
 
 def audit_counts(
+    key: Any,
     counts: GroupCounts,
     *,
     alpha: float = 0.05,
@@ -82,27 +83,28 @@ def audit_counts(
     confidence: float = 0.95,
     num_bootstrap: int = 2000,
     num_null_samples: int = 10_000,
-    key: Any = None,
     di_variant: str = "paper",
     beneficial_label: int | None = None,
 ) -> AuditFrame:
     r"""The audit of :func:`ofijax.audit` from per-group confusion matrices alone.
 
     Same tables, p-values, intervals and verdicts as ``ofijax.audit(y_true, y_pred,
-    sensitive_features=...)`` on the rows the counts were built from (same ``key``: the
-    bootstrap is the per-group multinomial on the counts in both). OFI(i, j) = B_i − B_j with
+    sensitive_features=..., key=key)`` on the rows the counts were built from (the bootstrap is
+    the per-group multinomial on the counts in both, so the same key gives the same intervals). OFI(i, j) = B_i − B_j with
     B = (FP − FN)/n; verdicts as in :func:`ofijax.audit`.
 
     Args:
+      key: PRNG key or int seed (bootstrap, Monte Carlo); ``ofijax.audit``'s default is
+        ``jax.random.key(0)``.
       counts: :class:`GroupCounts` (already oriented: positive = beneficial).
-      alpha, null, method, correction, confidence, num_bootstrap, num_null_samples, key,
+      alpha, null, method, correction, confidence, num_bootstrap, num_null_samples,
         di_variant: as in :func:`ofijax.audit`.
       beneficial_label: recorded in ``settings`` only (the counts carry the orientation).
 
     Examples:
       >>> import numpy as np
       >>> gc = GroupCounts(("i", "j"), ("group",), np.array([[0, 1, 0, 5], [0, 7, 0, 11]]))
-      >>> af = audit_counts(gc, null="uniform")
+      >>> af = audit_counts(0, gc, null="uniform")
       >>> round(float(af.ofi[0, 1]), 4), af.pairs.loc[0, "verdict"]
       (0.2222, 'no evidence')
     """
@@ -123,7 +125,7 @@ def audit_counts(
     nboot = int(num_bootstrap)
     if nboot < 0 or nboot == 1:
         raise ValueError(f"num_bootstrap: must be 0 (skip) or ≥ 2; got {num_bootstrap!r}.")
-    key = jax.random.key(0) if key is None else as_key(key)
+    key = as_key(key)
     k_boot, k_null, _ = jax.random.split(key, 3)
     groups = tuple(counts.groups)
     k = len(groups)
@@ -295,6 +297,9 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
     if not isinstance(cells, CellStats):
         raise TypeError(f"cells: must be a CellStats; got {type(cells).__name__}.")
     codes, nv, n_c, y_c, labels = _encode(cells, label)
+    if num_replicates and key is None:
+        raise ValueError(
+            "key: the randomization test draws random replicates; pass a key (or an int seed).")
     key = None if key is None else as_key(key)
     r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=key, penalty=penalty,
                    num_restarts=num_restarts, q_bounds=q_bounds, max_steps=max_steps,
@@ -327,7 +332,8 @@ def fpr_scan_cells(
 
     Scans the label-0 cells with outcome = positive predictions and null rate p̄_b = the overall
     FPR; the subgroup and score equal ``fpr_scan(data, y_true, y_pred)`` on the rows (same
-    ``key``). The Bernoulli-null test draws each replicate's cell sums as
+    ``key``; ``key=None`` means ``jax.random.key(0)``, which only breaks ties of the restarts,
+    while a randomization test needs an explicit key). The Bernoulli-null test draws each replicate's cell sums as
     Binomial(n_c, p̄_b), the distribution of the row-level draws summed over the cell (so the
     p-value agrees in distribution, not draw for draw, with the row-level test).
 

@@ -114,11 +114,26 @@ def _source_batches(source: Any, columns: list[str], batch_size: int
         return _file_batches(files, fmt, columns, batch_size)
     mod = type(source).__module__.split(".")[0]
     if isinstance(source, pa.Table | pa.RecordBatch) or mod in ("pandas", "polars"):
-        t = to_arrow(source)
+        t = to_arrow(_select(source, columns))
         return iter([("the data", t)]), t.num_rows
     if isinstance(source, Iterable) and not isinstance(source, dict):
-        return ((f"batch {i + 1}", to_arrow(b)) for i, b in enumerate(source)), None
+        return ((f"batch {i + 1}", to_arrow(_select(b, columns)))
+                for i, b in enumerate(source)), None
     return iter([("the data", to_arrow(source))]), None
+
+
+def _select(frame: Any, columns: list[str]) -> Any:
+    """Only the needed columns (before any conversion); missing ones are reported later."""
+    names = list(getattr(frame, "column_names", None) or getattr(frame, "columns", []))
+    keep = [c for c in columns if c in names]
+    if isinstance(frame, pa.Table | pa.RecordBatch):
+        return frame.select(keep)
+    mod = type(frame).__module__.split(".")[0]
+    if mod == "polars":
+        return frame.select(keep)
+    if mod == "pandas" and hasattr(frame, "loc"):
+        return frame.loc[:, keep]
+    return frame
 
 
 def collect(
