@@ -13,6 +13,18 @@ on them on one machine:
 * :func:`fpr_scan_cells`, :func:`tpr_scan_cells`: FPR-/TPR-Scan from :class:`CellStats`, with a
   Bernoulli-null randomization test drawn from the counts.
 
+Randomization tests: for FPR-/TPR-Scan every row of a side has the same null rate p̄_b, so a
+Bernoulli-null replicate's cell sum is Binomial(n_c, p̄_b), drawn from the counts at no extra pass
+(equal in distribution to the row-level draws, not draw for draw).
+
+Bias Scan and IJDI-Scan (design): their per-row expectations enter through additive Chebyshev
+(or exact, for few distinct values) cell features, see :func:`ofijax.scan.chebyshev_cell_features`
+and :func:`ofijax.scan.scan_cells`, so Bias Scan runs on features summed over batches. IJDI-Scan's
+Algorithm 1 changes the expectations of the rows of each detected subgroup before a rescan; its
+plan on statistics is **one pass per rescan** (exact: the adjusted p of a row depends only on its
+own p and its cell, so each rescan's features are again additive), not yet wired here: run
+IJDI-Scan on rows (or on a sample).
+
 Example:
     >>> import pandas as pd
     >>> from ofijax.stats import collect, audit_counts
