@@ -6,9 +6,11 @@
    ``pred = 1[score ≥ 0.5]``. Planted bias: among the negatives (y = 0) the rows with
    ``a0 = 1 and a5 = 2`` get a raised false-positive rate (0.30 instead of 0.20).
 2. Streams it (``ofijax.stats.collect``, Arrow batches of 2^20 rows) in a fresh child process:
-   group counts (groups = a5) and cell statistics, then ``audit_counts`` and FPR-Scan with a
-   200-replicate Bernoulli randomization test; prints rows/s, the child's peak RSS (goal
-   < 2 GiB), wall time, and whether the planted subgroup was found with p ≤ 0.01.
+   group counts (groups = a5) and cell statistics, then ``audit_counts`` (exact p-values up to
+   10 M rows; above, Monte Carlo: the exact test's PMFs have 2n + 1 entries per group) and
+   FPR-Scan with a 200-replicate Bernoulli randomization test; prints rows/s, the child's peak
+   RSS after the pass and at the end (goal < 2 GiB), wall time, and whether the planted subgroup
+   was found with p ≤ 0.01.
 3. The same aggregation through Spark local mode (``ofijax.stats.from_spark``) on the first
    10 M rows' files (``--quick``: 250 k), in a fresh child process.
 4. The peer: pandas ``read_parquet`` + ``groupby(...).size()`` on the largest prefix of files that
