@@ -99,6 +99,14 @@ def test_merge_is_exact_and_order_free(random_df):
                                   "n": c.n, "p": c.positives}).sort_values(["a", "c", "l"])
     pd.testing.assert_frame_equal(key(merged.cells).reset_index(drop=True),
                                   key(whole.cells).reset_index(drop=True))
+    import polars as pl
+
+    for other in (pl.from_pandas(df), pa.Table.from_pandas(df)):
+        again = stats.collect(other, label="y", pred="yhat", group="b", attrs=["a", "c"])
+        pd.testing.assert_frame_equal(key(again.cells).reset_index(drop=True),
+                                      key(whole.cells).reset_index(drop=True))
+    with pytest.raises(ValueError, match="other: holds different parts"):
+        whole.merge(stats.collect(df, label="y", pred="yhat", group="b"))
     # brute force: the cells are plain group-by sums
     ref = df.groupby(["a", "c", "y"]).agg(n=("yhat", "size"), p=("yhat", "sum")).reset_index()
     got = key(whole.cells).reset_index(drop=True)

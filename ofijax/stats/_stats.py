@@ -139,6 +139,11 @@ class Statistics(NamedTuple):
 
     def merge(self, other: Statistics) -> Statistics:
         """Both parts merged (``None`` stays ``None``)."""
+        if (self.counts is None) != (other.counts is None) or (
+                (self.cells is None) != (other.cells is None)):
+            raise ValueError(
+                "other: holds different parts (group counts / cell statistics); collect both "
+                "with the same group and attrs.")
         c = None if self.counts is None else self.counts.merge(other.counts)
         s = None if self.cells is None else self.cells.merge(other.cells)
         return Statistics(c, s, int(self.rows) + int(other.rows))
