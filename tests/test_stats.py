@@ -327,3 +327,22 @@ def test_bias_scan_from_cell_features_equals_row_scan(basis, random_df):
     assert sub == r.subset
     assert abs(s.score - r.score) <= 1e-6
     assert int(n_c[s.cells].sum()) == r.size
+
+
+def test_bias_scan_streamed_equals_row_scan(random_df, tmp_path):
+    from ofijax.scan import bias_scan
+
+    attrs = ["a", "b", "c", "d"]
+    rng = np.random.default_rng(2)
+    n = len(random_df)
+    p = rng.uniform(0.05, 0.95, n)
+    planted = ((random_df.a == "x") & (random_df.c == "u")).to_numpy()
+    y = (rng.random(n) < np.where(planted, np.minimum(p * 1.6, 0.99), p)).astype(int)
+    df = random_df[attrs].assign(y=y, p=p)
+    r = bias_scan(df[attrs], y, p, penalty=0.1, key=jax.random.key(3))
+    d = _write_parts(df, tmp_path)
+    bc = stats.collect_bias(str(d), outcome="y", expectations="p", attrs=attrs, batch_size=700)
+    s = stats.bias_scan_cells(bc, penalty=0.1, key=jax.random.key(3))
+    assert s.subset == r.subset and s.listed == r.listed and s.size == r.size
+    assert abs(s.score - r.score) <= 1e-6
+    assert bc.n.sum() == n and bc.positives.sum() == y.sum()

@@ -11,7 +11,9 @@ on them on one machine:
 * :func:`from_spark`: the same statistics aggregated inside Apache Spark (``ofijax[spark]``);
 * :func:`audit_counts`: :func:`ofijax.audit`'s report from :class:`GroupCounts`;
 * :func:`fpr_scan_cells`, :func:`tpr_scan_cells`: FPR-/TPR-Scan from :class:`CellStats`, with a
-  Bernoulli-null randomization test drawn from the counts.
+  Bernoulli-null randomization test drawn from the counts;
+* :func:`collect_bias`, :func:`bias_scan_cells`: Bias Scan from per-cell counts, outcome sums and
+  Chebyshev features of the expectations (:class:`BiasCells`).
 
 Randomization tests: for FPR-/TPR-Scan every row of a side has the same null rate p̄_b, so a
 Bernoulli-null replicate's cell sum is Binomial(n_c, p̄_b), drawn from the counts at no extra pass
@@ -35,6 +37,7 @@ Example:
 """
 
 from ._audit import CellScanResult, audit_counts, fpr_scan_cells, tpr_scan_cells
+from ._bias import BiasCells, bias_scan_cells, collect_bias
 from ._spark import from_spark
 from ._stats import CellStats, GroupCounts, Statistics
 from ._stream import DEFAULT_BATCH_SIZE, collect, resolve_files
@@ -44,6 +47,9 @@ __all__ = [
     "CellStats",
     "Statistics",
     "CellScanResult",
+    "BiasCells",
+    "collect_bias",
+    "bias_scan_cells",
     "collect",
     "from_spark",
     "audit_counts",

@@ -20,7 +20,7 @@ from .._progress import Progress
 from ._frames import COUNT, aggregate_batch, check_batch, combine, to_arrow
 from ._stats import Statistics, from_fine
 
-__all__ = ["collect", "resolve_files", "DEFAULT_BATCH_SIZE"]
+__all__ = ["collect", "resolve_files", "source_batches", "DEFAULT_BATCH_SIZE"]
 
 #: Rows per Arrow record batch read from files.
 DEFAULT_BATCH_SIZE = 1 << 20
@@ -99,7 +99,7 @@ def _file_batches(files: list[str], fmt: str, columns: list[str], batch_size: in
     return gen(), total
 
 
-def _source_batches(source: Any, columns: list[str], batch_size: int
+def source_batches(source: Any, columns: list[str], batch_size: int
                     ) -> tuple[Iterator[tuple[str, pa.Table]], int | None]:
     if _is_path(source) or (isinstance(source, list | tuple) and source
                             and all(_is_path(s) for s in source)):
@@ -181,7 +181,7 @@ def collect(
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size: must be a positive integer; got {batch_size!r}.")
     keys = list(dict.fromkeys(group_l + attrs_l + [label, pred]))
-    batches, total = _source_batches(source, keys, batch_size)
+    batches, total = source_batches(source, keys, batch_size)
     fine, pending, pending_rows, offset = None, [], 0, 0
     with Progress(total, "rows", unit="rows", enabled=progress) as bar:
         for where, tbl in batches:
