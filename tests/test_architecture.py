@@ -177,6 +177,7 @@ KEYWORD_KEY_OK = {
     "ofijax.scan.scan_cells",  # issue 15: key breaks ties of the restarts; replicates need one
     "ofijax.stats.fpr_scan_cells",
     "ofijax.stats.tpr_scan_cells",
+    "ofijax.stats.bias_scan_cells",
 }
 
 

@@ -142,7 +142,8 @@ def bias_scan_cells(
     """Bias Scan (:func:`ofijax.scan.bias_scan`, Chebyshev basis) from :class:`BiasCells`.
 
     Same subgroup and score (to float round-off) as ``bias_scan(data, y, p, basis="chebyshev")``
-    with the same direction, q bracket, penalty and key. ``mask`` is ``(C,)`` over the cells.
+    with the same direction, q bracket, penalty and key (``key=None``: ``jax.random.key(0)``; it
+    only breaks ties of the restarts). ``mask`` is ``(C,)`` over the cells.
     """
     if not isinstance(cells, BiasCells):
         raise TypeError(f"cells: must be a BiasCells; got {type(cells).__name__}.")
