@@ -102,7 +102,7 @@ def _statistics(args: Any, *, group, attrs, beneficial: int):
                                     group=group, attrs=attrs, beneficial_label=beneficial)
         return stats.collect(args.data, label=args.label, pred=args.pred, group=group,
                              attrs=attrs, beneficial_label=beneficial, batch_size=args.batch_size)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:
         msg = str(exc)
         _fail("--data: " + msg[len("data: "):] if msg.startswith("data: ") else msg)
 
