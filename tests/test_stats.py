@@ -346,3 +346,35 @@ def test_bias_scan_streamed_equals_row_scan(random_df, tmp_path):
     assert s.subset == r.subset and s.listed == r.listed and s.size == r.size
     assert abs(s.score - r.score) <= 1e-6
     assert bc.n.sum() == n and bc.positives.sum() == y.sum()
+
+
+def test_replicates_under_jax_distributed_equal_one_process():
+    """Two local CPU processes under jax.distributed split the replicates; same null scores."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ofijax.scan import scan_cells
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    worker = Path(__file__).with_name("_dist_worker.py")
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    res = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    ref = scan_cells(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), [2, 2],
+                     np.array([50, 60, 70, 80]), np.array([30, 10, 12, 15]),
+                     key=jax.random.key(5), num_replicates=7)
+    for r in res:
+        assert r["count"] == 2
+        np.testing.assert_allclose(r["null"], ref.null_scores, rtol=1e-12, atol=1e-12)
+        assert r["p"] == ref.p_value

@@ -10,10 +10,15 @@ same key, so the subgroup and score equal the row-level scan's (to float round-o
 Randomization test (Bernoulli null). For FPR-/TPR-Scan every row of the scanned side has the same
 null rate p̄_b, so the replicate outcome sum of cell c is ``Y*_c ~ Binomial(n_c, p̄_b)``: exactly the
 distribution of a row-level Bernoulli draw summed over the cell, drawn here from the counts (the
-draws differ from the row-level test's, so p-values agree in distribution, not bit for bit). For
-Bias Scan with the exact basis (few distinct p) ``Y*_c`` is a sum of Binomials over the cell's
-(p value, count) pairs; with continuous p the replicate sums must be generated in the data pass
-(``replicate_positives``).
+draws differ from the row-level test's, so p-values agree in distribution, not bit for bit). Bias
+Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of Binomials over the
+cell's (p value, count) pairs, with continuous p the replicate sums must be generated in the data
+pass (R sums per cell); neither is implemented yet, so ``num_replicates`` with ``kind="bias"``
+raises.
+
+Under ``jax.distributed`` (several processes, e.g. hosts) each process runs an equal share of the
+replicates and the shares are gathered (``process_allgather``): replicate r uses the same key
+whatever the number of processes, so the p-value does not depend on it.
 """
 
 from __future__ import annotations
@@ -208,18 +213,31 @@ def scan_cells(
                 raise ValueError(
                     "num_replicates: from cell statistics only FPR-/TPR-Scan replicates are "
                     "drawn here; run Bias Scan's test on rows.")
-            keys = jax.random.split(replicate_key(key), int(num_replicates))
-            chunk = int(replicate_chunk or min(int(num_replicates), 64))
+            r_total = int(num_replicates)
+            keys = jax.random.split(replicate_key(key), r_total)
+            # under jax.distributed each process runs an equal share of the replicates (replicate
+            # r always uses keys[r]) and the shares are gathered: same scores for any process count
+            n_proc, rank = jax.process_count(), jax.process_index()
+            share = -(-r_total // n_proc)
+            mine = keys[min(rank * share, r_total - 1):min((rank + 1) * share, r_total)]
+            if mine.shape[0] < share:
+                mine = jnp.concatenate([mine, jnp.repeat(keys[-1:], share - mine.shape[0], 0)])
+            chunk = int(replicate_chunk or min(share, 64))
             pnull = y_pad.sum() / n_pad.sum()
             scores = []
-            for s in range(0, int(num_replicates), chunk):
-                ks = keys[s:s + chunk]
+            for s in range(0, share, chunk):
+                ks = mine[s:s + chunk]
                 if ks.shape[0] < chunk:
                     ks = jnp.concatenate([ks, jnp.repeat(ks[-1:], chunk - ks.shape[0], axis=0)])
                 sc, _ = _rate_replicates_jit(ks, problem, n_pad, pnull, t_bounds,
                                              float(penalty), float(p_epsilon), int(num_restarts),
                                              max_steps_)
                 scores.append(np.asarray(sc))
-            null = np.maximum(np.concatenate(scores)[: int(num_replicates)], 0.0)
+            local = np.concatenate(scores)[:share]
+            if n_proc > 1:
+                from jax.experimental import multihost_utils
+
+                local = np.asarray(multihost_utils.process_allgather(local)).reshape(-1)
+            null = np.maximum(local[:r_total], 0.0)
             out = out._replace(p_value=p_value(score, null), null_scores=null)
         return out
