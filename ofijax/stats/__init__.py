@@ -17,7 +17,8 @@ on them on one machine:
 
 Randomization tests: for FPR-/TPR-Scan every row of a side has the same null rate p̄_b, so a
 Bernoulli-null replicate's cell sum is Binomial(n_c, p̄_b), drawn from the counts at no extra pass
-(equal in distribution to the row-level draws, not draw for draw).
+(equal in distribution to the row-level draws, not draw for draw). Under ``jax.distributed`` the
+replicates are split over the processes and gathered, with the same scores for any process count.
 
 Bias Scan and IJDI-Scan (design): their per-row expectations enter through additive Chebyshev
 (or exact, for few distinct values) cell features, see :func:`ofijax.scan.chebyshev_cell_features`
