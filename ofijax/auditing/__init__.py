@@ -20,6 +20,7 @@ from ofijax.auditing._frame import GROUP_METRICS as GROUP_METRICS
 from ofijax.auditing._frame import PAIR_METRICS as PAIR_METRICS
 from ofijax.auditing._frame import AuditFrame as AuditFrame
 from ofijax.auditing._frame import audit as audit
+from ofijax.auditing._frame import audit_from_counts as audit_from_counts
 from ofijax.auditing._groups import MAX_GROUPS as MAX_GROUPS
 from ofijax.auditing._groups import MAX_LEVELS as MAX_LEVELS
 from ofijax.auditing._groups import bin_features as bin_features
@@ -44,6 +45,7 @@ from ofijax.auditing._verdicts import adjust_pvalues as adjust_pvalues
 from ofijax.auditing._verdicts import min_group_size as min_group_size
 
 __all__ = [
+    "audit_from_counts",
     "AuditFrame",
     "audit",
     "GROUP_METRICS",

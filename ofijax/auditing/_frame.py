@@ -43,7 +43,8 @@ from ofijax.auditing._verdicts import VERDICTS, adjust_pvalues, pair_verdict
 from ofijax.auditing._verdicts import min_group_size as _rule_min_group_size
 from ofijax.cm import FN, FP, TN, TP, encode_groups, group_confusion_matrices
 
-__all__ = ["AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS"]
+__all__ = [
+    "audit_from_counts", "AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS"]
 
 #: Per-group metrics of ``AuditFrame.by_group`` (column name → function of a ``(..., 4)`` CM).
 GROUP_METRICS: dict[str, Callable] = {
@@ -488,9 +489,106 @@ def audit(
             f"sensitive_features: only one group ({group_label(groups[0])!r}) is present; an audit "
             "compares at least two groups."
         )
+    af = _audit_core(k_boot, k_null, cms_j, groups, gcm.names, alpha=a, null=null, method=method,
+                     correction=correction, conf=conf, nboot=nboot, di_variant=di_variant,
+                     beneficial_label=beneficial_label, min_n=min_n, bin_edges=bin_edges,
+                     rows=(y_true, y_pred, features, sample_weight))
+    settings = af.settings
+    scan_res = None
+    if scan:
+        scan_res = run_scans(
+            k_scan, y_true, y_pred, features if scan_features is None else scan_features,
+            beneficial_label=beneficial_label, probabilities=scan_probabilities, lam=float(scan_lam),
+            num_samples=n_scan, side=scan_side,
+        )
+        settings["scan_num_samples"] = n_scan
+    return af._replace(settings=settings, scan=scan_res)
+
+
+def audit_from_counts(
+    key: Any,
+    cms: Any,
+    groups: Any,
+    *,
+    names: Any = None,
+    alpha: float = 0.05,
+    null: str = "pooled",
+    method: str = "exact",
+    correction: str = "holm",
+    confidence: float = 0.95,
+    num_samples: int = 2000,
+    di_variant: str = "paper",
+    beneficial_label: int = 1,
+    min_group_size: int | None = None,
+) -> AuditFrame:
+    r"""The audit of :func:`audit` from per-group confusion matrices alone (no rows).
+
+    Same tables, exact p-values, bootstrap intervals (the per-group multinomial on the counts, as
+    :func:`audit` draws without weights: the same key gives the same intervals), verdicts and
+    notes as ``audit(key, y_true, y_pred, sensitive_features=...)`` on the rows the counts came
+    from. Used by :mod:`ofijax.stats` for data beyond memory.
+
+    Args:
+        key: PRNG key or int seed (bootstrap, Monte Carlo p-values).
+        cms: ``(k, 4)`` integer counts TP, FN, FP, TN, already oriented (positive = beneficial).
+        groups: the k group labels (tuples for intersections), in the order of ``cms``.
+        names: the group column name(s) (default ``("group",)``).
+        alpha, null, method, correction, confidence, num_samples, di_variant, beneficial_label,
+            min_group_size: as in :func:`audit` (``beneficial_label`` is recorded only).
+
+    Example:
+        >>> from ofijax.auditing import audit_from_counts
+        >>> af = audit_from_counts(0, [[0, 1, 0, 5], [0, 7, 0, 11]], ["i", "j"], null="uniform")
+        >>> round(float(af.ofi[0, 1]), 4), af.pairs.loc[0, "verdict"]
+        (0.2222, 'no evidence')
+    """
+    key = v.as_key(key)
+    v.check_choice(null, "null", sig.NULLS)
+    v.check_choice(method, "method", ("exact", "monte_carlo"))
+    v.check_choice(correction, "correction", _CORRECTIONS)
+    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
+    conf = sig.check_confidence(confidence)
+    nboot = _check_count(num_samples, "num_samples")
+    if nboot == 1:
+        raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
+    min_n = (_rule_min_group_size(a) if min_group_size is None
+             else _check_count(min_group_size, "min_group_size", allow_zero=False))
+    if beneficial_label not in (0, 1) or isinstance(beneficial_label, bool):
+        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
+    c = np.asarray(cms)
+    if c.ndim != 2 or c.shape[-1] != 4 or not np.issubdtype(c.dtype, np.number):
+        raise ValueError(f"cms: must be (k, 4) counts TP, FN, FP, TN; got shape {c.shape}.")
+    if (c < 0).any() or not np.all(c == np.round(c)):
+        raise ValueError("cms: counts must be non-negative integers.")
+    groups = list(groups)
+    if len(groups) != c.shape[0]:
+        raise ValueError(f"groups: {len(groups)} labels for {c.shape[0]} confusion matrices.")
+    if len(groups) < 2:
+        raise ValueError("groups: an audit compares at least two groups.")
+    if (c.sum(1) == 0).any():
+        raise ValueError("cms: every group needs at least one row (n = 0 found).")
+    k_boot, k_null, _ = jax.random.split(key, 3)
+    return _audit_core(k_boot, k_null, c.astype(np.int64), groups, names, alpha=a, null=null,
+                       method=method, correction=correction, conf=conf, nboot=nboot,
+                       di_variant=di_variant, beneficial_label=beneficial_label, min_n=min_n,
+                       bin_edges={})
+
+
+def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, correction, conf, nboot,
+                di_variant, beneficial_label, min_n, bin_edges, rows=None) -> AuditFrame:
+    """Everything of an audit that follows from the group confusion matrices (and, for weighted
+    bootstraps only, the rows): tables, p-values, intervals, verdicts, notes, settings."""
+    a = alpha
+    k = len(groups)
     check_group_count(k)
     ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
-    names = _default_names(gcm.names, ncols)
+    names = _default_names(names, ncols)
     cms = np.asarray(cms_j, dtype=np.float64)
     integer = bool(np.all(cms == np.round(cms)))
     notes: list[str] = []
@@ -522,6 +620,7 @@ def audit(
 
     m_pairs = k * (k - 1) // 2
     conf_sim = conf if correction == "none" else 1.0 - (1.0 - conf) / m_pairs
+    y_true, y_pred, features, sample_weight = rows if rows is not None else (None, None, None, None)
     lo_m, hi_m, slo_m, shi_m = _intervals(k_boot, cms, nboot, conf, conf_sim, y_true, y_pred, features,
                                           sample_weight, beneficial_label, k)
     if not nboot and not integer:
@@ -555,19 +654,11 @@ def audit(
         "weighted": sample_weight is not None, "min_group_size": min_n, "bins": bin_edges,
     }
 
-    scan_res = None
-    if scan:
-        scan_res = run_scans(
-            k_scan, y_true, y_pred, features if scan_features is None else scan_features,
-            beneficial_label=beneficial_label, probabilities=scan_probabilities, lam=float(scan_lam),
-            num_samples=n_scan, side=scan_side,
-        )
-        settings["scan_num_samples"] = n_scan
     return AuditFrame(
         cms=cms if not integer else cms.astype(np.int64), groups=tuple(groups), names=names,
         by_group=by_group, overall=overall_s,
         ofi=ofi_m, di=di_m, te=te_m, p_value=p_m, p_adjusted=padj_m, ci_low=lo_m, ci_high=hi_m,
-        pairs=pairs, settings=settings, scan=scan_res, notes=tuple(notes),
+        pairs=pairs, settings=settings, scan=None, notes=tuple(notes),
     )
 
 

@@ -20,6 +20,7 @@ import time
 import zlib
 from typing import Any
 
+from ofijax.cli import _sources
 from ofijax.cli._output import CLIError, report_dir
 
 __all__ = ["main", "build_parser", "load_table", "prepare"]
@@ -438,6 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ofijax.cli._batch import add_batch_options
 
     add_batch_options(pa)  # batch audit: --pred COL [COL ...], --score COL --thresholds A:B:STEP
+    _sources.add_options(pa)
 
     # scan -------------------------------------------------------------------------------------
     ps = sub.add_parser(
@@ -474,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
     ps.add_argument("--out", metavar="DIR", help="optional directory for scan.json")
     ps.add_argument("--force", action="store_true", help="replace an existing --out folder")
+    _sources.add_options(ps)
 
     # simulate ---------------------------------------------------------------------------------
     pm = sub.add_parser(
@@ -565,12 +568,15 @@ def _as_option(exc: Exception, mapping: dict | None = None) -> UserError:
 
 def _cmd_audit(args) -> int:
     from ofijax import __version__
-    from ofijax.auditing import audit, render_report, to_jsonable, write_heatmaps
+    from ofijax.auditing import audit
     from ofijax.cli._batch import dispatch_batch
     from ofijax.cli._output import check_out_dir
 
     if (rc := dispatch_batch(args, source=_source, prepare=prepare)) is not None:  # batch audit
         return rc
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+        check_out_dir(args.out, args.force)
+        return _sources.cmd_audit(args, _finish_audit)
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
     if not 0.0 < args.confidence < 1.0:
@@ -623,6 +629,14 @@ def _cmd_audit(args) -> int:
         "seed": args.seed,
         **af.to_dict(),
     }
+    return _finish_audit(args, af, report, desc, len(prep["y"]), elapsed)
+
+
+def _finish_audit(args, af, report: dict, desc: str, rows: int, elapsed: float) -> int:
+    """Write report.json, report.md and the heatmaps atomically into ``--out`` and print the summary
+    (shared by the in-memory and the streaming/Spark audit)."""
+    from ofijax.auditing import render_report, to_jsonable, write_heatmaps
+
     written = ["report.json"]
     plot_note = None
     with report_dir(args.out, args.force) as tmp:
@@ -646,7 +660,7 @@ def _cmd_audit(args) -> int:
         for r in af.pairs["reading"]:
             print(r)
     else:
-        print(f"ofijax audit of {desc}: {len(prep['y'])} rows, groups by {', '.join(args.group)}, "
+        print(f"ofijax audit of {desc}: {rows:,} rows, groups by {', '.join(args.group)}, "
               f"label {args.label!r}, prediction {args.pred!r}")
         print()
         print(af.summary())
@@ -668,6 +682,8 @@ def _binned(frame, args, option: str):
 
 
 def _cmd_scan(args) -> int:
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+        return _sources.cmd_scan(args)
     if args.lam < 0:
         raise UserError(f"--lam: must be ≥ 0; got {args.lam}.")
     if args.replicates < 0:

@@ -34,3 +34,8 @@ __all__ = [
     "estimate_true_probabilities",
     "lambda_from_costs",
 ]
+
+# Scans from per-cell statistics (issue 15; used by ofijax.stats)
+from ._cells import CellScan, chebyshev_cell_features, scan_cells  # noqa: E402
+
+__all__ += ["CellScan", "scan_cells", "chebyshev_cell_features"]

@@ -1,0 +1,230 @@
+"""Benchmark: audits and FPR-Scan beyond one machine's memory (issue 15).
+
+1. Generates a synthetic Parquet data set (default 100 M rows in 50 files; ``--quick``: 1 M rows
+   in 4 files) with 10 categorical attributes ``a0..a9`` (cardinalities 2,2,2,2,2,3,3,3,3,3),
+   a true label ``y`` ~ Bernoulli(0.4), a probability ``score`` and the prediction
+   ``pred = 1[score ≥ 0.5]``. Planted bias: among the negatives (y = 0) the rows with
+   ``a0 = 1 and a5 = 2`` get a raised false-positive rate (0.30 instead of 0.20).
+2. Streams it (``ofijax.stats.collect``, Arrow batches of 2^20 rows) in a fresh child process:
+   group counts (groups = a5) and cell statistics, then ``audit_counts`` (exact p-values up to
+   10 M rows; above, Monte Carlo: the exact test's PMFs have 2n + 1 entries per group) and
+   FPR-Scan with a 200-replicate Bernoulli randomization test; prints rows/s, the child's peak
+   RSS after the pass and at the end (goal < 2 GiB), wall time, and whether the planted subgroup
+   was found with p ≤ 0.01.
+3. The same aggregation through Spark local mode (``ofijax.stats.from_spark``) on the first
+   10 M rows' files (``--quick``: 250 k), in a fresh child process.
+4. The peer: pandas ``read_parquet`` + ``groupby(...).size()`` on the largest prefix of files that
+   fits comfortably (``--pandas-rows``, default 10 M; ``--quick``: all), for the aggregation rate.
+
+Usage: ``python experiments/bench_scale.py [--quick] [--dir DIR] [--keep]``. Writes
+``experiments/results/bench_scale.csv`` (not with ``--quick``). Ends with ``name: value`` lines.
+Timings on a shared machine are noisy; the ratio stream/pandas is measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the repo's ofijax, uninstalled too
+RESULTS = Path(__file__).resolve().parent / "results"
+CARD = (2, 2, 2, 2, 2, 3, 3, 3, 3, 3)
+ATTRS = [f"a{j}" for j in range(len(CARD))]
+PLANTED = {"a0": (1,), "a5": (2,)}
+
+
+def generate(out: Path, rows: int, files: int, seed: int = 0) -> float:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    per = -(-rows // files)
+    rng = np.random.default_rng(seed)
+    for f in range(files):
+        n = min(per, rows - f * per)
+        if n <= 0:
+            break
+        cols = {a: rng.integers(0, c, n, dtype=np.int8) for a, c in zip(ATTRS, CARD)}
+        y = (rng.random(n) < 0.4).astype(np.int8)
+        planted = (cols["a0"] == 1) & (cols["a5"] == 2)
+        # P(score >= 0.5): 0.8 for positives; FPR 0.2, 0.3 inside the planted subgroup
+        hi = np.where(y == 1, 0.8, np.where(planted, 0.3, 0.2))
+        u = rng.random(n)
+        score = np.where(u < hi, 0.5 + 0.5 * rng.random(n), 0.5 * rng.random(n))
+        cols.update(y=y, score=score.astype(np.float32), pred=(score >= 0.5).astype(np.int8))
+        pq.write_table(pa.table(cols), out / f"part-{f:04d}.parquet", row_group_size=1 << 20)
+    return time.perf_counter() - t0
+
+
+def _peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB on Linux
+
+
+def child_stream(data: str, replicates: int, method: str) -> dict:
+    import jax
+
+    from ofijax import stats
+
+    t0 = time.perf_counter()
+    st = stats.collect(data, label="y", pred="pred", group="a5", attrs=ATTRS)
+    t_collect = time.perf_counter() - t0
+    rss_collect = _peak_rss_gib()
+    t1 = time.perf_counter()
+    af = stats.audit_counts(jax.random.key(0), st.counts, num_bootstrap=2000, method=method)
+    t_audit = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    r = stats.fpr_scan_cells(st.cells, key=jax.random.key(0), num_replicates=replicates)
+    t_scan = time.perf_counter() - t2
+    return {
+        "rows": st.rows, "collect_s": t_collect, "audit_s": t_audit, "scan_s": t_scan,
+        "wall_s": time.perf_counter() - t0, "rows_per_s": st.rows / t_collect,
+        "peak_rss_gib": _peak_rss_gib(), "peak_rss_collect_gib": rss_collect, "subset": {k: list(v) for k, v in r.subset.items()},
+        "score": r.score, "p_value": r.p_value, "cells": int(len(st.cells.n)),
+        "verdicts": af.pairs["verdict"].tolist(),
+        "found": r.subset == PLANTED and r.p_value <= 0.01,
+    }
+
+
+def child_spark(files: list[str]) -> dict:
+    from pyspark.sql import SparkSession
+
+    from ofijax import stats
+
+    t0 = time.perf_counter()
+    spark = (SparkSession.builder.master("local[*]").appName("bench_scale")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    t_start = time.perf_counter() - t0
+    df = spark.read.parquet(*files)
+    t1 = time.perf_counter()
+    st = stats.from_spark(df, label="y", pred="pred", group="a5", attrs=ATTRS)
+    t_agg = time.perf_counter() - t1
+    spark.stop()
+    return {"rows": st.rows, "startup_s": t_start, "aggregate_s": t_agg,
+            "rows_per_s": st.rows / t_agg, "peak_rss_gib_driver_python": _peak_rss_gib()}
+
+
+def child_pandas(files: list[str]) -> dict:
+    import pandas as pd
+
+    t0 = time.perf_counter()
+    df = pd.concat([pd.read_parquet(f, columns=ATTRS + ["y", "pred"]) for f in files],
+                   ignore_index=True)
+    t_read = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    g = df.groupby(ATTRS + ["y", "pred"], observed=True).size()
+    t_group = time.perf_counter() - t1
+    return {"rows": len(df), "read_s": t_read, "groupby_s": t_group,
+            "rows_per_s": len(df) / (t_read + t_group), "groups": int(len(g)),
+            "peak_rss_gib": _peak_rss_gib()}
+
+
+def _child(stage: str, payload: dict) -> dict:
+    env = dict(os.environ, OFIJAX_PROGRESS=os.environ.get("OFIJAX_PROGRESS", "0"))
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    out = subprocess.run([sys.executable, __file__, "--child", stage, json.dumps(payload)],
+                         capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{stage} child failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="1 M rows, 250 k through Spark")
+    ap.add_argument("--rows", type=int, default=None)
+    ap.add_argument("--spark-rows", type=int, default=None)
+    ap.add_argument("--pandas-rows", type=int, default=None)
+    ap.add_argument("--replicates", type=int, default=200)
+    ap.add_argument("--dir", default=None, help="where to write the Parquet files")
+    ap.add_argument("--keep", action="store_true", help="keep the generated files")
+    ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--audit-method", choices=("exact", "monte_carlo"), default=None,
+                    help="OFI p-values (default: exact up to 10 M rows, else Monte Carlo)")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        stage, payload = args.child[0], json.loads(args.child[1])
+        fn = {"stream": child_stream, "spark": child_spark, "pandas": child_pandas}[stage]
+        res = fn(**payload)
+        print(json.dumps(res))
+        return
+    rows = args.rows or (1_000_000 if args.quick else 100_000_000)
+    files = 4 if args.quick else 50
+    spark_rows = args.spark_rows or (250_000 if args.quick else 10_000_000)
+    pandas_rows = args.pandas_rows or (rows if args.quick else 10_000_000)
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="ofijax_bench_scale_"))
+    data = base / "data"
+    print(f"machine: {os.cpu_count()} cores (shared; absolute rates are noisy)")
+    t_gen = generate(data, rows, files)
+    paths = sorted(str(p) for p in data.glob("*.parquet"))
+    size = sum(os.path.getsize(p) for p in paths)
+    per_file = -(-rows // files)
+    print(f"generated {rows:,} rows in {len(paths)} files ({size / 2**30:.2f} GiB) in {t_gen:.0f} s")
+    res = {"rows": rows, "parquet_gib": size / 2**30}
+    # the exact OFI test convolves PMFs of length 2n + 1 (O(n) memory per group): above 10 M rows
+    # the audit uses its Monte Carlo p-values so the whole run stays in bounded memory
+    method = args.audit_method or ("exact" if rows <= 10_000_000 else "monte_carlo")
+    s = _child("stream", {"data": str(data / "*.parquet"), "replicates": args.replicates,
+                          "method": method})
+    print(f"stream: {s['rows']:,} rows, collect {s['collect_s']:.1f} s "
+          f"({s['rows_per_s']:,.0f} rows/s, peak RSS {s['peak_rss_collect_gib']:.2f} GiB), "
+          f"audit ({method}) {s['audit_s']:.1f} s, FPR-Scan + "
+          f"{args.replicates} replicates {s['scan_s']:.1f} s, peak RSS {s['peak_rss_gib']:.2f} GiB;"
+          f" found {s['subset']} score {s['score']:.2f} p = {s['p_value']:.4f} "
+          f"({s['cells']:,} cell entries)")
+    res.update({f"stream_{k}": v for k, v in s.items() if not isinstance(v, dict | list)})
+    k = max(1, min(len(paths), pandas_rows // per_file))
+    pd_res = _child("pandas", {"files": paths[:k]})
+    print(f"pandas peer: {pd_res['rows']:,} rows, read {pd_res['read_s']:.1f} s + groupby "
+          f"{pd_res['groupby_s']:.1f} s ({pd_res['rows_per_s']:,.0f} rows/s), peak RSS "
+          f"{pd_res['peak_rss_gib']:.2f} GiB")
+    res.update({f"pandas_{k_}": v for k_, v in pd_res.items()})
+    if not args.no_spark:
+        k = max(1, min(len(paths), spark_rows // per_file))
+        sp = _child("spark", {"files": paths[:k]})
+        print(f"spark local: {sp['rows']:,} rows, startup {sp['startup_s']:.1f} s, aggregate "
+              f"{sp['aggregate_s']:.1f} s ({sp['rows_per_s']:,.0f} rows/s)")
+        res.update({f"spark_{k_}": v for k_, v in sp.items()})
+    if not args.keep and not args.dir:
+        shutil.rmtree(base, ignore_errors=True)
+    if not args.quick:
+        RESULTS.mkdir(exist_ok=True)
+        with open(RESULTS / "bench_scale.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["name", "value"])
+            w.writerows(sorted(res.items()))
+    print()
+    out = {
+        "rows": rows,
+        "stream_rows_per_s": round(s["rows_per_s"]),
+        "stream_peak_rss_gib": round(s["peak_rss_gib"], 3),
+        "stream_collect_peak_rss_gib": round(s["peak_rss_collect_gib"], 3),
+        "stream_wall_s": round(s["wall_s"], 1),
+        "planted_found_p_le_0.01": s["found"],
+        "pandas_rows_per_s": round(pd_res["rows_per_s"]),
+        "stream_vs_pandas_rate": round(s["rows_per_s"] / pd_res["rows_per_s"], 2),
+    }
+    if not args.no_spark:
+        out["spark_rows"] = sp["rows"]
+        out["spark_rows_per_s"] = round(sp["rows_per_s"])
+    for k_, v in out.items():
+        print(f"{k_}: {v}")
+
+
+if __name__ == "__main__":
+    main()

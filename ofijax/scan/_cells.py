@@ -1,0 +1,243 @@
+"""Scans from per-cell statistics (no rows): the hook :mod:`ofijax.stats` builds on.
+
+FPR-/TPR-Scan and Bias Scan are functions of additive per-cell statistics of the attribute
+cross-product: for each occupied cell c its row count ``n_c``, its outcome sum ``Y_c`` and (Bias
+Scan) the basis features ``Phi_c`` of ``q ↦ Σ_{i∈c} log(1 − p_i + q p_i)`` (see ``_basis``). This
+module runs the same engine as :func:`~ofijax.scan.fpr_scan` / :func:`~ofijax.scan.bias_scan` on
+those arrays: cells in lexicographic code order, padded to :func:`~._engine.cell_bucket` sizes, the
+same key, so the subgroup and score equal the row-level scan's (to float round-off).
+
+Randomization test (Bernoulli null). For FPR-/TPR-Scan every row of the scanned side has the same
+null rate p̄_b, so the replicate outcome sum of cell c is ``Y*_c ~ Binomial(n_c, p̄_b)``: exactly the
+distribution of a row-level Bernoulli draw summed over the cell, drawn here from the counts (the
+draws differ from the row-level test's, so p-values agree in distribution, not bit for bit). Bias
+Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of Binomials over the
+cell's (p value, count) pairs, with continuous p the replicate sums must be generated in the data
+pass (R sums per cell); neither is implemented yet, so ``num_replicates`` with ``kind="bias"``
+raises.
+
+Under ``jax.distributed`` (several processes, e.g. hosts) each process runs an equal share of the
+replicates and the shares are gathered (``process_allgather``): replicate r uses the same key
+whatever the number of processes, so the p-value does not depend on it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._basis import Basis, make_basis
+from ._engine import Problem, cell_bucket, cell_mask, scan_arrays
+from ._randomization import p_value, replicate_key
+
+__all__ = ["CellScan", "scan_cells", "chebyshev_cell_features"]
+
+
+class CellScan(NamedTuple):
+    """Array result of :func:`scan_cells`.
+
+    Attributes:
+      mask: ``(M, V_max)`` bool, allowed values of each attribute (where listed).
+      listed: ``(M,)`` bool, constrained attributes.
+      score: penalised score (0.0 when nothing scores above 0 for rate scans).
+      q: fitted odds multiplier.
+      cells: ``(C,)`` bool, the cells in the subgroup.
+      converged: every restart reached a local optimum.
+      p_value: randomization p-value (NaN without replicates).
+      null_scores: ``(R,)`` replicate scores (None without replicates).
+    """
+
+    mask: np.ndarray
+    listed: np.ndarray
+    score: float
+    q: float
+    cells: np.ndarray
+    converged: bool
+    p_value: float = math.nan
+    null_scores: Any = None
+
+
+def _problem(cell_codes, n_values, n):
+    c = int(cell_codes.shape[0])
+    pad = cell_bucket(c)
+    m = cell_codes.shape[1]
+    codes = np.zeros((pad, m), np.int32)
+    codes[:c] = cell_codes
+    nc = np.zeros(pad, np.float64)
+    nc[:c] = n
+    return Problem(
+        cell_codes=jnp.asarray(codes), n_values=jnp.asarray(np.asarray(n_values, np.int32)),
+        row_cell=jnp.arange(pad, dtype=jnp.int32), n_cells=jnp.asarray(nc), num_cells=pad,
+        v_max=int(np.max(n_values)),
+    ), pad
+
+
+def _pad(a, pad):
+    a = np.asarray(a, np.float64)
+    out = np.zeros((pad,) + a.shape[1:], np.float64)
+    out[: a.shape[0]] = a
+    return jnp.asarray(out)
+
+
+def chebyshev_cell_features(p_rows, cell_index, num_cells: int, *, direction: str = "positive",
+                            q_bounds=(1e-6, 1e6)) -> np.ndarray:
+    """Chebyshev cell features ``(num_cells, K)`` of rows with expectations ``p_rows`` (NumPy).
+
+    The same features :func:`~ofijax.scan.bias_scan` computes with ``basis="chebyshev"``; linear
+    in the rows, so sums over batches are the features of the union.
+    """
+    with jax.enable_x64(True):
+        b = make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
+        k = b.num_features
+        e = np.expm1(np.asarray(b.values))
+    p = np.asarray(p_rows, np.float64)
+    idx = np.asarray(cell_index, np.int64)
+    vals = np.zeros((num_cells, k), np.float64)
+    step = 1 << 16
+    for s in range(0, p.size, step):
+        g = np.log1p(p[s:s + step, None] * e[None, :])
+        _segment_add(vals, idx[s:s + step], g)
+    j = np.arange(k)
+    m = np.cos(np.pi * np.outer(np.arange(k), j + 0.5) / k) * (2.0 / k)
+    m[0] *= 0.5
+    return vals @ m.T
+
+
+def _segment_add(acc, idx, g):
+    order = np.argsort(idx, kind="stable")
+    si = idx[order]
+    starts = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
+    acc[si[starts]] += np.add.reduceat(g[order], starts, axis=0)
+
+
+def _rate_replicates(keys, problem, n_pad, pbar_null, t_bounds, penalty, eps, num_restarts,
+                     max_steps):
+    def one(k):
+        k_null, k_scan = jax.random.split(k)
+        y_star = jax.random.binomial(k_null, n_pad, pbar_null).astype(jnp.float64)
+        y_star = jnp.where(n_pad > 0, y_star, 0.0)
+        pbar = jnp.clip(y_star.sum() / n_pad.sum(), eps, 1.0 - eps)
+        basis = Basis("exact", t_bounds[0], t_bounds[1], pbar[None])
+        r = scan_arrays(k_scan, problem, n_pad[:, None], y_star, basis, penalty=penalty,
+                        num_restarts=num_restarts, max_steps=max_steps)
+        return r.score, r.converged
+
+    return jax.vmap(one)(keys)
+
+
+_rate_replicates_jit = jax.jit(_rate_replicates, static_argnums=(7, 8))
+
+
+def scan_cells(
+    cell_codes,
+    n_values,
+    n,
+    positives,
+    *,
+    kind: str = "rate",
+    features=None,
+    p_values=None,
+    direction: str = "positive",
+    key: jax.Array | None = None,
+    penalty: float = 0.1,
+    num_restarts: int = 10,
+    q_bounds: tuple[float, float] = (1e-6, 1e6),
+    max_steps: int | None = None,
+    p_epsilon: float = 1e-6,
+    num_replicates: int = 0,
+    replicate_chunk: int | None = None,
+) -> CellScan:
+    r"""Run FPR-/TPR-Scan (``kind="rate"``) or Bias Scan (``kind="bias"``) on cell statistics.
+
+    Args:
+      cell_codes: ``(C, M)`` integer codes of the occupied cells, each row distinct, sorted
+        lexicographically (the order :func:`~ofijax.scan.bias_scan` uses).
+      n_values: ``(M,)`` number of values per attribute.
+      n: ``(C,)`` rows per cell; positives: ``(C,)`` outcome sums.
+      kind: ``"rate"``: the null rate is p̄_b = ΣY/Σn clamped into [ε, 1 − ε] (FPR-/TPR-Scan on
+        their side's cells); ``"bias"``: Bias Scan with ``features`` ``(C, K)``: counts per distinct
+        expectation (``p_values`` given: the exact basis) or Chebyshev features
+        (:func:`chebyshev_cell_features` for ``direction`` and ``q_bounds``).
+      key: as in the row-level scans (default ``jax.random.key(0)``); replicates use keys derived
+        from it, and their null outcome sums are Binomial draws from the counts.
+      num_replicates: Bernoulli-null replicates (rate scans only; Bias Scan raises).
+
+    Returns:
+      :class:`CellScan`.
+
+    Examples:
+      >>> import numpy as np
+      >>> r = scan_cells(np.array([[0], [1]]), [2], np.array([100, 100]), np.array([88, 10]))
+      >>> r.cells.tolist(), round(r.score, 3)
+      ([True, False], 34.062)
+    """
+    cell_codes = np.asarray(cell_codes, np.int32)
+    n = np.asarray(n, np.float64)
+    pos = np.asarray(positives, np.float64)
+    c = cell_codes.shape[0]
+    if num_replicates and key is None:
+        raise ValueError(
+            "key: the randomization test draws random replicates; pass a key explicitly.")
+    max_steps_ = None if max_steps is None else int(max_steps)
+    with jax.enable_x64(True):
+        key = jax.random.key(0) if key is None else key
+        problem, pad = _problem(cell_codes, n_values, n)
+        n_pad, y_pad = _pad(n, pad), _pad(pos, pad)
+        if kind == "rate":
+            t_bounds = (0.0, math.log(q_bounds[1]))
+            pbar = jnp.clip(y_pad.sum() / n_pad.sum(), p_epsilon, 1.0 - p_epsilon)
+            basis = Basis("exact", jnp.asarray(t_bounds[0]), jnp.asarray(t_bounds[1]), pbar[None])
+            phi = n_pad[:, None]
+        else:
+            if p_values is not None:
+                basis = make_basis("exact", direction=direction, q_bounds=q_bounds,
+                                   p_values=p_values)
+            else:
+                basis = make_basis("chebyshev", direction=direction, q_bounds=q_bounds,
+                                   num_features=int(np.shape(features)[1]))
+            phi = _pad(features, pad)
+        r = scan_arrays(key, problem, phi, y_pad, basis, penalty=float(penalty),
+                        num_restarts=int(num_restarts), max_steps=max_steps_)
+        cells = np.asarray(cell_mask(problem, r.mask, r.listed))[:c]
+        score, log_q = float(r.score), float(r.log_q)
+        if kind == "rate" and score <= 0:
+            score, log_q = 0.0, 0.0
+        out = CellScan(np.asarray(r.mask), np.asarray(r.listed), score, float(np.exp(log_q)),
+                       cells, bool(r.converged))
+        if num_replicates:
+            if kind != "rate":
+                raise ValueError(
+                    "num_replicates: from cell statistics only FPR-/TPR-Scan replicates are "
+                    "drawn here; run Bias Scan's test on rows.")
+            r_total = int(num_replicates)
+            keys = jax.random.split(replicate_key(key), r_total)
+            # under jax.distributed each process runs an equal share of the replicates (replicate
+            # r always uses keys[r]) and the shares are gathered: same scores for any process count
+            n_proc, rank = jax.process_count(), jax.process_index()
+            share = -(-r_total // n_proc)
+            mine = keys[min(rank * share, r_total - 1):min((rank + 1) * share, r_total)]
+            if mine.shape[0] < share:
+                mine = jnp.concatenate([mine, jnp.repeat(keys[-1:], share - mine.shape[0], 0)])
+            chunk = int(replicate_chunk or min(share, 64))
+            pnull = y_pad.sum() / n_pad.sum()
+            scores = []
+            for s in range(0, share, chunk):
+                ks = mine[s:s + chunk]
+                if ks.shape[0] < chunk:
+                    ks = jnp.concatenate([ks, jnp.repeat(ks[-1:], chunk - ks.shape[0], axis=0)])
+                sc, _ = _rate_replicates_jit(ks, problem, n_pad, pnull, t_bounds,
+                                             float(penalty), float(p_epsilon), int(num_restarts),
+                                             max_steps_)
+                scores.append(np.asarray(sc))
+            local = np.concatenate(scores)[:share]
+            if n_proc > 1:
+                from jax.experimental import multihost_utils
+
+                local = np.asarray(multihost_utils.process_allgather(local)).reshape(-1)
+            null = np.maximum(local[:r_total], 0.0)
+            out = out._replace(p_value=p_value(score, null), null_scores=null)
+        return out

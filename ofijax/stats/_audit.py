@@ -1,0 +1,235 @@
+"""Audits and scans from statistics: :func:`audit_counts`, :func:`fpr_scan_cells`, :func:`tpr_scan_cells`.
+
+``audit_counts`` computes exactly what :func:`ofijax.audit` computes from rows (without weights
+or scans): the per-group table, the pairwise OFI/DI/TE, the exact (or Monte Carlo) p-values with
+the same correction, the bootstrap intervals (resampling a group's rows *is* a multinomial on its
+confusion matrix, so the same draws) and the verdicts, all from the ``(k, 4)`` counts.
+The scans run the engine of :mod:`ofijax.scan` on the cells (:func:`ofijax.scan.scan_cells`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ofijax._validation import as_key
+from ofijax.auditing import AuditFrame, audit_from_counts
+from ofijax.scan import DEFAULT_Q_BOUNDS, scan_cells
+
+from ._stats import CellStats, GroupCounts
+
+__all__ = ["audit_counts", "fpr_scan_cells", "tpr_scan_cells", "CellScanResult"]
+
+
+def audit_counts(
+    key: Any,
+    counts: GroupCounts,
+    *,
+    alpha: float = 0.05,
+    null: str = "pooled",
+    method: str = "exact",
+    correction: str = "holm",
+    confidence: float = 0.95,
+    num_samples: int = 2000,
+    di_variant: str = "paper",
+    beneficial_label: int | None = None,
+    min_group_size: int | None = None,
+    **deprecated: Any,
+) -> AuditFrame:
+    r"""The audit of :func:`ofijax.audit` from mergeable per-group counts.
+
+    A thin wrapper of :func:`ofijax.auditing.audit_from_counts` (the one audit implementation):
+    same tables, p-values, intervals and verdicts as ``ofijax.audit(key, y_true, y_pred,
+    sensitive_features=...)`` on the rows the counts were built from. OFI(i, j) = B_i − B_j with
+    B = (FP − FN)/n.
+
+    Args:
+      key: PRNG key or int seed (bootstrap, Monte Carlo).
+      counts: :class:`GroupCounts` (already oriented: positive = beneficial).
+      alpha, null, method, correction, confidence, num_samples, di_variant, min_group_size: as in
+        :func:`ofijax.audit` (``num_bootstrap``/``num_null_samples`` are deprecated names of
+        ``num_samples``).
+      beneficial_label: recorded in ``settings`` only (the counts carry the orientation).
+
+    Examples:
+      >>> import numpy as np
+      >>> gc = GroupCounts(("i", "j"), ("group",), np.array([[0, 1, 0, 5], [0, 7, 0, 11]]))
+      >>> af = audit_counts(0, gc, null="uniform")
+      >>> round(float(af.ofi[0, 1]), 4), af.pairs.loc[0, "verdict"]
+      (0.2222, 'no evidence')
+    """
+    import warnings
+
+    if not isinstance(counts, GroupCounts):
+        raise TypeError(f"counts: must be a GroupCounts; got {type(counts).__name__}.")
+    for old in ("num_bootstrap", "num_null_samples"):
+        if old in deprecated:
+            warnings.warn(f"audit_counts: {old} is deprecated; use num_samples.", DeprecationWarning,
+                          stacklevel=2)
+            if old == "num_bootstrap":
+                num_samples = deprecated.pop(old)
+            else:
+                deprecated.pop(old)
+    if deprecated:
+        raise TypeError(f"{next(iter(deprecated))}: not an argument of audit_counts.")
+    groups = tuple(counts.groups)
+    ncols = len(groups[0]) if groups and isinstance(groups[0], tuple) else 1
+    names = tuple(counts.names) if len(tuple(counts.names)) == ncols else None
+    return audit_from_counts(
+        key, np.asarray(counts.cms, np.int64), groups, names=names, alpha=alpha, null=null,
+        method=method, correction=correction, confidence=confidence, num_samples=num_samples,
+        di_variant=di_variant, beneficial_label=1 if beneficial_label is None else beneficial_label,
+        min_group_size=min_group_size)
+
+
+class CellScanResult(NamedTuple):
+    """Result of :func:`fpr_scan_cells` / :func:`tpr_scan_cells` (the fields of
+    :class:`ofijax.scan.IJDIResult` that do not need rows).
+
+    Attributes:
+      subset: detected subgroup ``{column: values}`` (``{}``: nothing detected).
+      score: penalised score (0.0 when nothing is detected).
+      q: fitted odds multiplier (1.0 when nothing is detected).
+      size: rows of the scanned side in the subgroup.
+      converged: every restart reached a local optimum.
+      listed: the un-normalised subgroup.
+      p_value: Bernoulli-null randomization p-value (NaN without a test).
+      null_scores: ``(R,)`` replicate scores (None without a test).
+      rate: the side's overall rate p̄_b (FPR or TPR).
+    """
+
+    subset: dict
+    score: float
+    q: float
+    size: int
+    converged: bool
+    listed: dict
+    p_value: float
+    null_scores: Any
+    rate: float
+
+
+def _py(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _encode(cells: CellStats, label: int):
+    sel = np.asarray(cells.label) == label
+    if not sel.any():
+        side = "negative" if label == 0 else "positive"
+        raise ValueError(
+            f"cells: the {side} side has no rows (no label == {label}); scan the other side.")
+    n = np.asarray(cells.n, np.int64)[sel]
+    pos = np.asarray(cells.positives, np.int64)[sel]
+    codes, labels = [], []
+    for vals in cells.values:
+        v = pd.Series(np.asarray(vals)[sel])
+        try:
+            c, u = pd.factorize(v, sort=True)
+        except TypeError:
+            c, u = pd.factorize(v, sort=False)
+        codes.append(c.astype(np.int64))
+        labels.append(np.asarray(u))
+    codes = np.stack(codes, 1)
+    # the same (attribute values, label) entry can occur twice only if values compare equal after
+    # conversion; aggregate by code to be safe, in lexicographic code order
+    nv = np.array([len(u) for u in labels], np.int64)
+    key = np.zeros(codes.shape[0], np.int64)
+    for j in range(codes.shape[1]):
+        key = key * nv[j] + codes[:, j]
+    uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    n_c = np.bincount(inv.ravel(), weights=n, minlength=uk.size).astype(np.int64)
+    y_c = np.bincount(inv.ravel(), weights=pos, minlength=uk.size).astype(np.int64)
+    return codes[first], nv, n_c, y_c, labels
+
+
+def _subset(columns, labels, mask, listed, normalize):
+    out = {}
+    for m, name in enumerate(columns):
+        if not listed[m]:
+            continue
+        row = np.asarray(mask[m, : len(labels[m])])
+        if normalize and row.all():
+            continue
+        out[name] = tuple(_py(v) for v in labels[m][row])
+    return out
+
+
+def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
+               num_replicates, replicate_chunk):
+    if not isinstance(cells, CellStats):
+        raise TypeError(f"cells: must be a CellStats; got {type(cells).__name__}.")
+    codes, nv, n_c, y_c, labels = _encode(cells, label)
+    if num_replicates and key is None:
+        raise ValueError(
+            "key: the randomization test draws random replicates; pass a key (or an int seed).")
+    key = None if key is None else as_key(key)
+    r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=key, penalty=penalty,
+                   num_restarts=num_restarts, q_bounds=q_bounds, max_steps=max_steps,
+                   p_epsilon=p_epsilon, num_replicates=num_replicates,
+                   replicate_chunk=replicate_chunk)
+    detected = r.score > 0
+    return CellScanResult(
+        subset=_subset(cells.columns, labels, r.mask, r.listed, True) if detected else {},
+        score=r.score, q=r.q if detected else 1.0,
+        size=int(n_c[r.cells].sum()) if detected else 0, converged=r.converged,
+        listed=_subset(cells.columns, labels, r.mask, r.listed, False) if detected else {},
+        p_value=r.p_value, null_scores=r.null_scores,
+        rate=float(y_c.sum() / n_c.sum()) if n_c.sum() else math.nan,
+    )
+
+
+def fpr_scan_cells(
+    cells: CellStats,
+    *,
+    penalty: float = 0.1,
+    num_restarts: int = 10,
+    key: Any = None,
+    q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
+    max_steps: int | None = None,
+    p_epsilon: float = 1e-6,
+    num_replicates: int = 0,
+    replicate_chunk: int | None = None,
+) -> CellScanResult:
+    r"""FPR-Scan (:func:`ofijax.scan.fpr_scan`) from cell statistics.
+
+    Scans the label-0 cells with outcome = positive predictions and null rate p̄_b = the overall
+    FPR; the subgroup and score equal ``fpr_scan(data, y_true, y_pred)`` on the rows (same
+    ``key``; ``key=None`` means ``jax.random.key(0)``, which only breaks ties of the restarts,
+    while a randomization test needs an explicit key). The Bernoulli-null test draws each replicate's cell sums as
+    Binomial(n_c, p̄_b), the distribution of the row-level draws summed over the cell (so the
+    p-value agrees in distribution, not draw for draw, with the row-level test).
+
+    Examples:
+      >>> import numpy as np
+      >>> cs = CellStats(("g",), (np.array(["a", "b"]),), np.array([0, 0], np.int8),
+      ...                np.array([100, 100]), np.array([88, 10]))
+      >>> r = fpr_scan_cells(cs)
+      >>> r.subset, r.size, round(r.score, 3)
+      ({'g': ('a',)}, 100, 34.062)
+    """
+    return _rate_scan(cells, 0, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
+                      num_replicates, replicate_chunk)
+
+
+def tpr_scan_cells(
+    cells: CellStats,
+    *,
+    penalty: float = 0.1,
+    num_restarts: int = 10,
+    key: Any = None,
+    q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
+    max_steps: int | None = None,
+    p_epsilon: float = 1e-6,
+    num_replicates: int = 0,
+    replicate_chunk: int | None = None,
+) -> CellScanResult:
+    """TPR-Scan (:func:`ofijax.scan.tpr_scan`) from cell statistics: the label-1 cells.
+
+    Arguments as in :func:`fpr_scan_cells`.
+    """
+    return _rate_scan(cells, 1, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
+                      num_replicates, replicate_chunk)

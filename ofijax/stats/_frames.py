@@ -1,0 +1,119 @@
+"""Any table → Arrow, and the per-batch checks (missing columns, NaN groups, non-binary labels).
+
+pandas DataFrames, polars DataFrames, pyarrow Tables and RecordBatches all become a
+:class:`pyarrow.Table` of the needed columns; every check names the batch it found the problem in
+(``where``: e.g. ``"file 'a.parquet', batch 3 (rows 2,000,001–3,000,000)"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["to_arrow", "check_batch", "aggregate_batch", "combine", "COUNT"]
+
+#: Name of the count column of the aggregated ("fine") tables.
+COUNT = "__n__"
+
+
+def to_arrow(frame: Any, arg: str = "data") -> pa.Table:
+    """A pandas/polars DataFrame, pyarrow Table or RecordBatch (or dict of columns) as a Table."""
+    if isinstance(frame, pa.Table):
+        return frame
+    if isinstance(frame, pa.RecordBatch):
+        return pa.Table.from_batches([frame])
+    mod = type(frame).__module__.split(".")[0]
+    if mod == "polars":
+        return frame.to_arrow()
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(frame, pd.DataFrame):
+            return pa.Table.from_pandas(frame, preserve_index=False)
+    if isinstance(frame, dict):
+        return pa.table({k: np.asarray(v) for k, v in frame.items()})
+    raise TypeError(
+        f"{arg}: must be a pandas or polars DataFrame, a pyarrow Table/RecordBatch, a path or an "
+        f"iterator of those; got {type(frame).__name__}."
+    )
+
+
+def _first_bad(mask: pa.ChunkedArray | pa.Array) -> int:
+    arr = np.asarray(mask.to_numpy(zero_copy_only=False) if hasattr(mask, "to_numpy") else mask)
+    hits = np.flatnonzero(arr)
+    return int(hits[0]) if hits.size else -1
+
+
+def check_batch(tbl: pa.Table, *, binary: tuple, categorical: tuple, where: str, offset: int,
+                probabilities: tuple = ()) -> pa.Table:
+    """Check one batch; return it with dictionary columns decoded and booleans as int8.
+
+    Raises ``ValueError`` starting with ``data:`` naming ``where``, the column and the row
+    (1-based over the whole stream: ``offset`` rows came before this batch).
+    """
+    missing = [c for c in dict.fromkeys(binary + categorical + probabilities)
+               if c not in tbl.column_names]
+    if missing:
+        raise ValueError(
+            f"data: {where} has no column {missing[0]!r} (columns: "
+            f"{', '.join(tbl.column_names[:30])}); every file and batch must hold the same columns."
+        )
+    for c in dict.fromkeys(categorical):
+        col = tbl.column(c)
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+            tbl = tbl.set_column(tbl.column_names.index(c), c, col)
+        bad = pc.is_null(col, nan_is_null=True)
+        i = _first_bad(bad)
+        if i >= 0:
+            raise ValueError(
+                f"data: {where}: column {c!r} has a missing (null/NaN) value at row {offset + i + 1:,}; "
+                "drop those rows or map missing to an explicit category first."
+            )
+    for c in dict.fromkeys(binary):
+        col = tbl.column(c)
+        if pa.types.is_boolean(col.type):
+            col = col.cast(pa.int8())
+        elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+            raise ValueError(
+                f"data: {where}: column {c!r} has type {col.type}; labels and predictions must be "
+                "0/1 (integer, float or boolean)."
+            )
+        ok = pc.and_kleene(pc.is_valid(col), pc.or_(pc.equal(col, 0), pc.equal(col, 1)))
+        i = _first_bad(pc.invert(pc.fill_null(ok, False)))
+        if i >= 0:
+            raise ValueError(
+                f"data: {where}: column {c!r} is not binary: value {col[i].as_py()!r} at row "
+                f"{offset + i + 1:,}; labels and predictions must be 0/1."
+            )
+        tbl = tbl.set_column(tbl.column_names.index(c), c, col.cast(pa.int8()))
+    for c in dict.fromkeys(probabilities):
+        col = tbl.column(c).cast(pa.float64())
+        ok = pc.and_kleene(pc.greater_equal(col, 0.0), pc.less_equal(col, 1.0))
+        i = _first_bad(pc.invert(pc.fill_null(ok, False)))
+        if i >= 0:
+            raise ValueError(
+                f"data: {where}: column {c!r} must hold probabilities in [0, 1]; value "
+                f"{col[i].as_py()!r} at row {offset + i + 1:,}."
+            )
+        tbl = tbl.set_column(tbl.column_names.index(c), c, col)
+    return tbl
+
+
+def aggregate_batch(tbl: pa.Table, keys: list) -> pa.Table:
+    """Row counts per distinct combination of ``keys`` (one pyarrow group-by)."""
+    out = tbl.select(keys).group_by(keys, use_threads=True).aggregate([([], "count_all")])
+    names = [COUNT if n == "count_all" else n for n in out.column_names]
+    return out.rename_columns(names).select(keys + [COUNT])
+
+
+def combine(tables: list, keys: list) -> pa.Table:
+    """Sum the counts of several aggregated tables (same keys)."""
+    t = pa.concat_tables(tables, promote_options="permissive")
+    out = t.group_by(keys, use_threads=True).aggregate([(COUNT, "sum")])
+    names = list(out.column_names)
+    names[names.index(f"{COUNT}_sum")] = COUNT
+    return out.rename_columns(names).select(keys + [COUNT])

@@ -1,0 +1,386 @@
+"""ofijax.stats: the statistics path equals the in-memory path (audit and FPR-/TPR-Scan), for
+frames of every kind, streamed files and Spark local mode; merges are exact; bad input at scale
+names the file, batch and row."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ofijax
+from ofijax import stats
+from ofijax.datasets import load_compas
+from ofijax.scan import fpr_scan, tpr_scan
+
+ATTRS = ["race", "sex", "age_cat", "c_charge_degree"]
+
+
+@pytest.fixture(scope="module")
+def compas():
+    df = load_compas("violent", filtered=True)
+    cols = ["label_not_recid", "pred_low_risk"] + ATTRS
+    return pd.DataFrame({c: df[c].to_numpy() for c in cols})
+
+
+@pytest.fixture(scope="module")
+def random_df():
+    rng = np.random.default_rng(15)
+    n = 5000
+    df = pd.DataFrame({
+        "a": rng.choice(["x", "y", "z"], n), "b": rng.integers(0, 4, n),
+        "c": rng.choice(["u", "v"], n), "d": rng.integers(0, 3, n),
+    })
+    df["y"] = rng.integers(0, 2, n)
+    planted = (df.a == "x") & (df.c == "u")
+    df["yhat"] = (rng.random(n) < 0.3 + 0.25 * planted).astype(np.int64)
+    return df
+
+
+def _same_audit(af, bf):
+    np.testing.assert_array_equal(af.cms, bf.cms)
+    assert af.groups == bf.groups
+    for name in ("ofi", "di", "te", "p_value", "p_adjusted", "ci_low", "ci_high"):
+        np.testing.assert_allclose(getattr(af, name), getattr(bf, name), rtol=1e-12, atol=0,
+                                   equal_nan=True, err_msg=name)
+    assert af.pairs["verdict"].tolist() == bf.pairs["verdict"].tolist()
+    assert af.pairs["reading"].tolist() == bf.pairs["reading"].tolist()
+    pd.testing.assert_frame_equal(af.by_group, bf.by_group)
+
+
+def _write_parts(df, tmp_path, parts=3):
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(df)), parts)):
+        pq.write_table(pa.Table.from_pandas(df.iloc[chunk], preserve_index=False),
+                       d / f"part-{i}.parquet")
+    return d
+
+
+def test_compas_audit_all_sources_equal_in_memory(compas, tmp_path):
+    af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
+                      sensitive_features=compas.race, num_bootstrap=200)
+    import polars as pl
+
+    d = _write_parts(compas, tmp_path)
+    sources = {
+        "pandas": compas, "polars": pl.from_pandas(compas), "arrow": pa.Table.from_pandas(compas),
+        "batches": pa.Table.from_pandas(compas).to_batches(max_chunksize=700),
+        "dir": str(d), "glob": str(d / "*.parquet"),
+    }
+    first = None
+    for name, src in sources.items():
+        st = stats.collect(src, label="label_not_recid", pred="pred_low_risk", group="race",
+                           batch_size=500)
+        assert st.rows == len(compas), name
+        if first is None:  # audit_counts is a function of the counts: audit them once
+            first = st.counts
+            _same_audit(af, stats.audit_counts(jax.random.key(0), st.counts, num_bootstrap=200))
+        assert st.counts.groups == first.groups and st.counts.names == first.names, name
+        np.testing.assert_array_equal(st.counts.cms, first.cms, err_msg=name)
+        assert st.counts.cms.dtype == np.int64
+
+
+def test_random_audit_multi_column_harmful_label(random_df):
+    df = random_df
+    af = ofijax.audit(df.y, df.yhat, sensitive_features=df[["a", "d"]], beneficial_label=0,
+                      num_bootstrap=100, key=3)
+    st = stats.collect(df, label="y", pred="yhat", group=["a", "d"], beneficial_label=0)
+    _same_audit(af, stats.audit_counts(3, st.counts, num_bootstrap=100))
+
+
+def test_merge_is_exact_and_order_free(random_df):
+    df = random_df
+    whole = stats.collect(df, label="y", pred="yhat", group="b", attrs=["a", "c"])
+    halves = [stats.collect(df.iloc[s], label="y", pred="yhat", group="b", attrs=["a", "c"])
+              for s in (slice(3100, None), slice(0, 3100))]
+    merged = halves[0].merge(halves[1])
+    assert merged.rows == whole.rows == len(df)
+    assert merged.counts.groups == whole.counts.groups
+    np.testing.assert_array_equal(merged.counts.cms, whole.counts.cms)
+    key = lambda c: pd.DataFrame({"a": c.values[0], "c": c.values[1], "l": c.label,  # noqa: E731
+                                  "n": c.n, "p": c.positives}).sort_values(["a", "c", "l"])
+    pd.testing.assert_frame_equal(key(merged.cells).reset_index(drop=True),
+                                  key(whole.cells).reset_index(drop=True))
+    import polars as pl
+
+    for other in (pl.from_pandas(df), pa.Table.from_pandas(df)):
+        again = stats.collect(other, label="y", pred="yhat", group="b", attrs=["a", "c"])
+        pd.testing.assert_frame_equal(key(again.cells).reset_index(drop=True),
+                                      key(whole.cells).reset_index(drop=True))
+    with pytest.raises(ValueError, match="other: holds different parts"):
+        whole.merge(stats.collect(df, label="y", pred="yhat", group="b"))
+    # brute force: the cells are plain group-by sums
+    ref = df.groupby(["a", "c", "y"]).agg(n=("yhat", "size"), p=("yhat", "sum")).reset_index()
+    got = key(whole.cells).reset_index(drop=True)
+    np.testing.assert_array_equal(got[["n", "p"]].to_numpy(), ref[["n", "p"]].to_numpy())
+
+
+@pytest.mark.parametrize("which", ["compas", "random"])
+def test_rate_scans_from_cells_equal_row_scans(which, compas, random_df, tmp_path):
+    if which == "compas":
+        df, y, yh, attrs = compas, "label_not_recid", "pred_low_risk", ATTRS
+        df = df.assign(**{y: 1 - df[y], yh: 1 - df[yh]})  # harm orientation, as audit's scans
+    else:
+        df, y, yh, attrs = random_df, "y", "yhat", ["a", "b", "c", "d"]
+    src = _write_parts(df, tmp_path)
+    st = stats.collect(str(src), label=y, pred=yh, attrs=attrs, batch_size=1000)
+    for row_fn, cell_fn in ((fpr_scan, stats.fpr_scan_cells), (tpr_scan, stats.tpr_scan_cells)):
+        r = row_fn(df[attrs], df[y].to_numpy(), df[yh].to_numpy(), key=jax.random.key(7))
+        c = cell_fn(st.cells, key=7)
+        assert c.subset == r.subset
+        assert c.listed == r.listed
+        assert c.size == r.size
+        assert abs(c.score - r.score) <= 1e-6
+        assert abs(c.q - r.q) <= 1e-6 * max(1.0, r.q)
+
+
+def test_cell_randomization_test_finds_planted_and_is_reproducible(random_df):
+    st = stats.collect(random_df, label="y", pred="yhat", attrs=["a", "b", "c", "d"])
+    r1 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1)
+    r2 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1)
+    assert r1.subset == {"a": ("x",), "c": ("u",)}
+    assert r1.p_value == pytest.approx(0.05)  # every null replicate scores below the planted one
+    np.testing.assert_array_equal(r1.null_scores, r2.null_scores)
+    # the null replicates are on the scale of the row-level test's (same distribution)
+    rr = fpr_scan(random_df[["a", "b", "c", "d"]], random_df.y, random_df.yhat,
+                  num_replicates=19, key=jax.random.key(1))
+    assert 0.2 < np.median(r1.null_scores) / np.median(rr.null_scores) < 5
+
+
+def _bad_parts(df, tmp_path, mutate):
+    d = _write_parts(df, tmp_path)
+    last = d / "part-2.parquet"
+    t = pq.read_table(last).to_pandas()
+    t = mutate(t)
+    pq.write_table(pa.Table.from_pandas(t, preserve_index=False), last)
+    return d
+
+
+@pytest.mark.parametrize("case", ["nan_group", "non_binary", "missing_column"])
+def test_bad_input_in_a_later_file_names_file_and_row(case, random_df, tmp_path):
+    df = random_df.assign(g=random_df.a.astype(object))
+
+    def mutate(t):
+        if case == "nan_group":
+            t.loc[5, "g"] = None
+        elif case == "non_binary":
+            t.loc[7, "y"] = 2
+        else:
+            t = t.drop(columns=["yhat"])
+        return t
+
+    d = _bad_parts(df, tmp_path, mutate)
+    with pytest.raises(ValueError) as ei:
+        stats.collect(str(d), label="y", pred="yhat", group="g", batch_size=400)
+    msg = str(ei.value)
+    assert msg.startswith("data: ") and "part-2.parquet" in msg
+    start = len(np.array_split(np.arange(len(df)), 3)[0]) * 2
+    if case == "nan_group":
+        assert f"row {start + 6:,}" in msg and "'g'" in msg
+    elif case == "non_binary":
+        assert f"row {start + 8:,}" in msg and "not binary" in msg
+    else:
+        assert "no column 'yhat'" in msg
+
+
+def test_csv_stream_equals_parquet(random_df, tmp_path):
+    p = tmp_path / "d.csv"
+    random_df.to_csv(p, index=False)
+    a = stats.collect(str(p), label="y", pred="yhat", group="a")
+    b = stats.collect(random_df, label="y", pred="yhat", group="a")
+    np.testing.assert_array_equal(a.counts.cms, b.counts.cms)
+
+
+def test_spark_local_equals_in_memory(spark, compas):
+    sdf = spark.createDataFrame(compas)
+    st = stats.from_spark(sdf, label="label_not_recid", pred="pred_low_risk", group="race",
+                          attrs=ATTRS)
+    ref = stats.collect(compas, label="label_not_recid", pred="pred_low_risk", group="race",
+                        attrs=ATTRS)
+    assert st.counts.groups == ref.counts.groups
+    np.testing.assert_array_equal(st.counts.cms, ref.counts.cms)
+    af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
+                      sensitive_features=compas.race, num_bootstrap=100)
+    _same_audit(af, stats.audit_counts(0, st.counts, num_bootstrap=100))
+    r = fpr_scan(compas[ATTRS], compas.label_not_recid.to_numpy(),
+                 compas.pred_low_risk.to_numpy())
+    c = stats.fpr_scan_cells(st.cells)
+    assert c.subset == r.subset and abs(c.score - r.score) <= 1e-6
+    bad = spark.createDataFrame(compas.assign(label_not_recid=compas.label_not_recid * 2))
+    with pytest.raises(ValueError, match="not binary"):
+        stats.from_spark(bad, label="label_not_recid", pred="pred_low_risk", group="race")
+
+
+# ---- CLI: `ofijax audit|scan --data DIR` equals the in-memory CLI on the same rows
+
+def _cli(*argv):
+    from ofijax.cli import main
+
+    return main([str(a) for a in argv])
+
+
+def _report(out):
+    import json
+
+    with open(out / "report.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.fixture(scope="module")
+def compas_files(compas, tmp_path_factory):
+    base = tmp_path_factory.mktemp("compas")
+    single = base / "compas.parquet"
+    compas.to_parquet(single, index=False)
+    d = base / "parts"
+    d.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(compas)), 3)):
+        compas.iloc[chunk].to_parquet(d / f"part-{i}.parquet", index=False)
+    return single, d
+
+
+AUDIT_ARGS = ("--label", "label_not_recid", "--pred", "pred_low_risk", "--group", "race",
+              "--bootstrap", "200", "--no-plots", "--quiet")
+
+
+def test_cli_stream_audit_and_scan_equal_in_memory(compas_files, tmp_path, capsys):
+    single, d = compas_files
+    assert _cli("audit", "--data", single, *AUDIT_ARGS, "--out", tmp_path / "mem") == 0
+    assert _cli("audit", "--data", d / "*.parquet", *AUDIT_ARGS, "--batch-size", "1000",
+                "--out", tmp_path / "stream") == 0
+    a, b = _report(tmp_path / "mem"), _report(tmp_path / "stream")
+    for k in ("groups", "by_group", "pairs", "pairwise", "overall"):
+        assert a[k] == b[k], k
+    assert b["data"]["rows"] == a["data"]["rows"]
+    scan = ("--label", "label_not_recid", "--pred", "pred_low_risk", "--attr", *ATTRS,
+            "--replicates", "0")
+    assert _cli("scan", "--data", single, *scan, "--out", tmp_path / "smem") == 0
+    assert _cli("scan", "--data", d, "--engine", "stream", *scan, "--out", tmp_path / "sst") == 0
+    import json
+
+    ra = json.loads((tmp_path / "smem" / "scan.json").read_text())["results"]
+    rb = json.loads((tmp_path / "sst" / "scan.json").read_text())["results"]
+    assert ra.keys() == rb.keys() == {"fpr_scan", "tpr_scan"}
+    for name in ra:
+        assert ra[name]["subgroup"] == rb[name]["subgroup"]
+        assert ra[name]["size"] == rb[name]["size"]
+        assert abs(ra[name]["score"] - rb[name]["score"]) <= 1e-6
+
+
+def test_cli_bad_later_file_exits_2_and_writes_nothing(compas, tmp_path, capsys):
+    d = tmp_path / "bad"
+    d.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(compas)), 3)):
+        part = compas.iloc[chunk].copy()
+        if i == 2:
+            part.iloc[10, part.columns.get_loc("pred_low_risk")] = 3
+        part.to_parquet(d / f"part-{i}.parquet", index=False)
+    out = tmp_path / "report"
+    assert _cli("audit", "--data", d, *AUDIT_ARGS, "--out", out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "part-2.parquet" in err[0] and "not binary" in err[0]
+    assert "row 2,691" in err[0]  # 1,340 + 1,340 rows before the file, 11th row of it
+    assert not out.exists()
+
+
+def test_cli_spark_engine_equals_in_memory(spark, compas_files, tmp_path):
+    # runs on the session's SparkSession (getOrCreate), so the suite starts Spark once
+    single, d = compas_files
+    assert _cli("audit", "--data", single, *AUDIT_ARGS, "--out", tmp_path / "mem") == 0
+    assert _cli("audit", "--data", d, "--engine", "spark", "--spark-master", "local[2]",
+                *AUDIT_ARGS, "--out", tmp_path / "spark") == 0
+    a, b = _report(tmp_path / "mem"), _report(tmp_path / "spark")
+    for k in ("groups", "by_group", "pairs", "pairwise", "overall"):
+        assert a[k] == b[k], k
+
+
+@pytest.mark.parametrize("basis", ["chebyshev", "exact"])
+def test_bias_scan_from_cell_features_equals_row_scan(basis, random_df):
+    from ofijax.scan import bias_scan, chebyshev_cell_features, scan_cells
+
+    df = random_df[["a", "b", "c", "d"]]
+    rng = np.random.default_rng(1)
+    n = len(df)
+    if basis == "chebyshev":
+        p = rng.uniform(0.05, 0.95, n)
+    else:
+        p = rng.choice([0.2, 0.4, 0.6], n)
+    planted = ((df.a == "x") & (df.c == "u")).to_numpy()
+    y = (rng.random(n) < np.where(planted, np.minimum(p * 1.6, 0.99), p)).astype(int)
+    r = bias_scan(df, y, p, penalty=0.1, key=jax.random.key(3))
+    codes = np.stack([pd.factorize(df[c], sort=True)[0] for c in df], 1)
+    labels = [np.asarray(pd.factorize(df[c], sort=True)[1]) for c in df]
+    cell_codes, cell = np.unique(codes, axis=0, return_inverse=True)
+    cell = cell.ravel()
+    c = cell_codes.shape[0]
+    n_c = np.bincount(cell, minlength=c)
+    y_c = np.bincount(cell, weights=y, minlength=c)
+    if basis == "chebyshev":
+        feats, pv = chebyshev_cell_features(p, cell, c), None
+    else:
+        pv = np.unique(p)
+        feats = np.stack([np.bincount(cell, weights=(p == v), minlength=c) for v in pv], 1)
+    s = scan_cells(cell_codes, codes.max(0) + 1, n_c, y_c, kind="bias", features=feats,
+                   p_values=pv, penalty=0.1, key=jax.random.key(3))
+    sub = {}
+    for m, name in enumerate(df.columns):
+        row = s.mask[m, : len(labels[m])]
+        if s.listed[m] and not row.all():
+            sub[name] = tuple(v.item() if hasattr(v, "item") else v for v in labels[m][row])
+    assert sub == r.subset
+    assert abs(s.score - r.score) <= 1e-6
+    assert int(n_c[s.cells].sum()) == r.size
+
+
+def test_bias_scan_streamed_equals_row_scan(random_df, tmp_path):
+    from ofijax.scan import bias_scan
+
+    attrs = ["a", "b", "c", "d"]
+    rng = np.random.default_rng(2)
+    n = len(random_df)
+    p = rng.uniform(0.05, 0.95, n)
+    planted = ((random_df.a == "x") & (random_df.c == "u")).to_numpy()
+    y = (rng.random(n) < np.where(planted, np.minimum(p * 1.6, 0.99), p)).astype(int)
+    df = random_df[attrs].assign(y=y, p=p)
+    r = bias_scan(df[attrs], y, p, penalty=0.1, key=jax.random.key(3))
+    d = _write_parts(df, tmp_path)
+    bc = stats.collect_bias(str(d), outcome="y", expectations="p", attrs=attrs, batch_size=700)
+    s = stats.bias_scan_cells(bc, penalty=0.1, key=jax.random.key(3))
+    assert s.subset == r.subset and s.listed == r.listed and s.size == r.size
+    assert abs(s.score - r.score) <= 1e-6
+    assert bc.n.sum() == n and bc.positives.sum() == y.sum()
+
+
+def test_replicates_under_jax_distributed_equal_one_process():
+    """Two local CPU processes under jax.distributed split the replicates; same null scores."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ofijax.scan import scan_cells
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    worker = Path(__file__).with_name("_dist_worker.py")
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    res = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    ref = scan_cells(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), [2, 2],
+                     np.array([50, 60, 70, 80]), np.array([30, 10, 12, 15]),
+                     key=jax.random.key(5), num_replicates=7)
+    for r in res:
+        assert r["count"] == 2
+        np.testing.assert_allclose(r["null"], ref.null_scores, rtol=1e-12, atol=1e-12)
+        assert r["p"] == ref.p_value
