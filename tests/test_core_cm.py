@@ -167,7 +167,9 @@ def test_bad_inputs(call, match):
 def test_main_prints_table1(capsys):
     from ofijax.__main__ import main
 
-    assert main([]) == 0
+    assert main([]) == 0  # a bare `ofijax` prints help and names the commands
+    assert "table1" in capsys.readouterr().out
+    assert main(["table1"]) == 0
     out = capsys.readouterr().out
     assert "-0.06" in out and "0.22" in out and "2.71" in out and "-7/18" in out
     assert main(["--bogus"]) == 2

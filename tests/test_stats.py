@@ -61,8 +61,8 @@ def _write_parts(df, tmp_path, parts=3):
 
 
 def test_compas_audit_all_sources_equal_in_memory(compas, tmp_path):
-    af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
-                      sensitive_features=compas.race, num_bootstrap=200)
+    af = ofijax.audit(0, compas.label_not_recid, compas.pred_low_risk,
+                      sensitive_features=compas.race, num_samples=200)
     import polars as pl
 
     d = _write_parts(compas, tmp_path)
@@ -78,7 +78,7 @@ def test_compas_audit_all_sources_equal_in_memory(compas, tmp_path):
         assert st.rows == len(compas), name
         if first is None:  # audit_counts is a function of the counts: audit them once
             first = st.counts
-            _same_audit(af, stats.audit_counts(jax.random.key(0), st.counts, num_bootstrap=200))
+            _same_audit(af, stats.audit_counts(jax.random.key(0), st.counts, num_samples=200))
         assert st.counts.groups == first.groups and st.counts.names == first.names, name
         np.testing.assert_array_equal(st.counts.cms, first.cms, err_msg=name)
         assert st.counts.cms.dtype == np.int64
@@ -86,10 +86,10 @@ def test_compas_audit_all_sources_equal_in_memory(compas, tmp_path):
 
 def test_random_audit_multi_column_harmful_label(random_df):
     df = random_df
-    af = ofijax.audit(df.y, df.yhat, sensitive_features=df[["a", "d"]], beneficial_label=0,
-                      num_bootstrap=100, key=3)
+    af = ofijax.audit(3, df.y, df.yhat, sensitive_features=df[["a", "d"]], beneficial_label=0,
+                      num_samples=100)
     st = stats.collect(df, label="y", pred="yhat", group=["a", "d"], beneficial_label=0)
-    _same_audit(af, stats.audit_counts(3, st.counts, num_bootstrap=100))
+    _same_audit(af, stats.audit_counts(3, st.counts, num_samples=100))
 
 
 def test_merge_is_exact_and_order_free(random_df):
@@ -203,9 +203,9 @@ def test_spark_local_equals_in_memory(spark, compas):
                         attrs=ATTRS)
     assert st.counts.groups == ref.counts.groups
     np.testing.assert_array_equal(st.counts.cms, ref.counts.cms)
-    af = ofijax.audit(compas.label_not_recid, compas.pred_low_risk,
-                      sensitive_features=compas.race, num_bootstrap=100)
-    _same_audit(af, stats.audit_counts(0, st.counts, num_bootstrap=100))
+    af = ofijax.audit(0, compas.label_not_recid, compas.pred_low_risk,
+                      sensitive_features=compas.race, num_samples=100)
+    _same_audit(af, stats.audit_counts(0, st.counts, num_samples=100))
     r = fpr_scan(compas[ATTRS], compas.label_not_recid.to_numpy(),
                  compas.pred_low_risk.to_numpy())
     c = stats.fpr_scan_cells(st.cells)

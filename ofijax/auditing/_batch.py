@@ -383,13 +383,15 @@ def audit_batch(
             neither of ``y_pred`` and ``scores``, fractional weights, fewer than two groups, bad options.
 
     Examples:
-        Two candidates on six rows; the second predicts everyone positive.
+        Two candidates on six rows; the second predicts everyone positive. (Groups of 3 are below
+        the minimum-evidence size at alpha = 0.05, so the example lowers ``min_group_size``.)
 
         >>> import numpy as np
         >>> from ofijax.auditing import audit_batch
         >>> y = [1, 0, 1, 0, 1, 0]
         >>> g = ["a", "a", "a", "b", "b", "b"]
-        >>> ba = audit_batch(y, np.array([[1, 0, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1]]), sensitive_features=g)
+        >>> ba = audit_batch(y, np.array([[1, 0, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1]]), sensitive_features=g,
+        ...                  min_group_size=1)
         >>> ba.pairs[["candidate", "group_i", "group_j", "ofi", "p_value", "verdict"]].round(3)
            candidate group_i group_j    ofi  p_value             verdict
         0          0       a       b  0.000    1.000  systemic disparity
