@@ -83,10 +83,11 @@ def child_stream(data: str, replicates: int, method: str) -> dict:
     t_collect = time.perf_counter() - t0
     rss_collect = _peak_rss_gib()
     t1 = time.perf_counter()
-    af = stats.audit_counts(jax.random.key(0), st.counts, num_bootstrap=2000, method=method)
+    af = stats.audit_counts(jax.random.key(0), st.counts, num_samples=2000, method=method)
     t_audit = time.perf_counter() - t1
     t2 = time.perf_counter()
-    r = stats.fpr_scan_cells(st.cells, key=jax.random.key(0), num_replicates=replicates)
+    r = stats.fpr_scan_cells(st.cells, key=jax.random.key(0), num_replicates=replicates,
+                             beneficial_label=0)  # the planted subgroup is in the harm orientation
     t_scan = time.perf_counter() - t2
     return {
         "rows": st.rows, "collect_s": t_collect, "audit_s": t_audit, "scan_s": t_scan,

@@ -140,14 +140,14 @@ def test_rate_scans_from_cells_equal_row_scans(which, compas, random_df, tmp_pat
 
 def test_cell_randomization_test_finds_planted_and_is_reproducible(random_df):
     st = stats.collect(random_df, label="y", pred="yhat", attrs=["a", "b", "c", "d"])
-    r1 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1)
-    r2 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1)
+    r1 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1, beneficial_label=0)
+    r2 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1, beneficial_label=0)
     assert r1.subset == {"a": ("x",), "c": ("u",)}
     assert r1.p_value == pytest.approx(0.05)  # every null replicate scores below the planted one
     np.testing.assert_array_equal(r1.null_scores, r2.null_scores)
     # the null replicates are on the scale of the row-level test's (same distribution)
     rr = fpr_scan(random_df[["a", "b", "c", "d"]], random_df.y, random_df.yhat,
-                  num_replicates=19, key=jax.random.key(1))
+                  num_samples=19, key=jax.random.key(1), beneficial_label=0)
     assert 0.2 < np.median(r1.null_scores) / np.median(rr.null_scores) < 5
 
 

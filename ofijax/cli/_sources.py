@@ -140,7 +140,7 @@ def run_scans(key, cells, beneficial: int, num_replicates: int, side: str = "bot
     out = {}
     for (name, sd), k in zip(runs, keys):
         fn = stats.fpr_scan_cells if name == "fpr_scan" else stats.tpr_scan_cells
-        r = fn(harm, key=k, num_replicates=num_replicates)
+        r = fn(harm, key=k, num_replicates=num_replicates, beneficial_label=0)
         what = _SCAN_TEXT[name][1]
         sub = {str(c): [_clean(x) for x in vals] for c, vals in r.subset.items()}
         sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in sub.items())

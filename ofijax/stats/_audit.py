@@ -159,9 +159,13 @@ def _subset(columns, labels, mask, listed, normalize):
 
 
 def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-               num_replicates, replicate_chunk):
+               num_replicates, replicate_chunk, beneficial_label=1):
     if not isinstance(cells, CellStats):
         raise TypeError(f"cells: must be a CellStats; got {type(cells).__name__}.")
+    if isinstance(beneficial_label, bool) or beneficial_label not in (0, 1):
+        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
+    if beneficial_label == 1:  # the engine scans in the harm orientation (1 = harmful)
+        cells = cells.flip()
     codes, nv, n_c, y_c, labels = _encode(cells, label)
     if num_replicates and key is None:
         raise ValueError(
@@ -185,6 +189,7 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
 def fpr_scan_cells(
     cells: CellStats,
     *,
+    beneficial_label: int = 1,
     penalty: float = 0.1,
     num_restarts: int = 10,
     key: Any = None,
@@ -196,8 +201,11 @@ def fpr_scan_cells(
 ) -> CellScanResult:
     r"""FPR-Scan (:func:`ofijax.scan.fpr_scan`) from cell statistics.
 
-    Scans the label-0 cells with outcome = positive predictions and null rate p̄_b = the overall
-    FPR; the subgroup and score equal ``fpr_scan(data, y_true, y_pred)`` on the rows (same
+    Labels follow the one orientation of ofijax: ``beneficial_label=1`` (default) means label 1 is
+    the beneficial outcome; the cells are flipped into the scan's harm orientation, which then
+    scans the harm-label-0 cells with outcome = harmful predictions and null rate p̄_b = their
+    overall rate; the subgroup and score equal ``fpr_scan(data, y_true, y_pred, beneficial_label=...)``
+    on the rows (same
     ``key``; ``key=None`` means ``jax.random.key(0)``, which only breaks ties of the restarts,
     while a randomization test needs an explicit key). The Bernoulli-null test draws each replicate's cell sums as
     Binomial(n_c, p̄_b), the distribution of the row-level draws summed over the cell (so the
@@ -207,17 +215,18 @@ def fpr_scan_cells(
       >>> import numpy as np
       >>> cs = CellStats(("g",), (np.array(["a", "b"]),), np.array([0, 0], np.int8),
       ...                np.array([100, 100]), np.array([88, 10]))
-      >>> r = fpr_scan_cells(cs)
+      >>> r = fpr_scan_cells(cs, beneficial_label=0)
       >>> r.subset, r.size, round(r.score, 3)
       ({'g': ('a',)}, 100, 34.062)
     """
     return _rate_scan(cells, 0, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-                      num_replicates, replicate_chunk)
+                      num_replicates, replicate_chunk, beneficial_label)
 
 
 def tpr_scan_cells(
     cells: CellStats,
     *,
+    beneficial_label: int = 1,
     penalty: float = 0.1,
     num_restarts: int = 10,
     key: Any = None,
@@ -232,4 +241,4 @@ def tpr_scan_cells(
     Arguments as in :func:`fpr_scan_cells`.
     """
     return _rate_scan(cells, 1, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-                      num_replicates, replicate_chunk)
+                      num_replicates, replicate_chunk, beneficial_label)
