@@ -18,6 +18,8 @@ with a single p uses the closed form ``e^t = Y(1-p) / (p(n-Y))`` for the maximis
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 
@@ -54,6 +56,15 @@ def _multisect(pred, lo, hi):
     return jax.lax.fori_loop(0, N_ITER, body, (lo, hi))
 
 
+def _full(basis: Basis, phi_s: jax.Array, ends):
+    """Expand reduced-rank features to the K Chebyshev coefficients once per solve, so that every
+    bisection point costs K trig terms, not K trig terms plus a (K, r) projection."""
+    if basis.proj is None:
+        return basis, phi_s, ends
+    full = dataclasses.replace(basis, proj=None)
+    return full, phi_s @ basis.proj.T, None
+
+
 def value_at(basis: Basis, phi_s: jax.Array, y_s: jax.Array, t: jax.Array) -> jax.Array:
     """G(t) = Y·t - Φ·φ(t), batched."""
     f, _ = basis_eval(basis, t)
@@ -72,6 +83,7 @@ def maximize(
 
     ``ends`` optionally passes ``basis.endpoints()`` computed once by the caller.
     """
+    basis, phi_s, ends = _full(basis, phi_s, ends)
     a, b = basis.t_lo, basis.t_hi
     y_s = jnp.asarray(y_s, dtype=phi_s.dtype)
     if basis.kind == "exact" and basis.num_features == 1:
@@ -102,6 +114,7 @@ def crossings(
     Bisection on each side of ``t_hat``; an end of ``[a, b]`` where ``G > c`` still holds is
     returned as is. Assumes ``G(t_hat) > c`` (callers mask the other entries).
     """
+    basis, phi_s, ends = _full(basis, phi_s, ends)
     a, b = basis.t_lo, basis.t_hi
     y_s = jnp.asarray(y_s, dtype=phi_s.dtype)
     t_hat = jnp.asarray(t_hat, dtype=phi_s.dtype)
