@@ -65,13 +65,39 @@ def _full(basis: Basis, phi_s: jax.Array, ends):
     return full, phi_s @ basis.proj.T, None
 
 
+def _clenshaw(basis: Basis, coef, t, derivative: bool):
+    """Σ_k c_k T_k(x(t)) (or its t-derivative) by Clenshaw's recurrence: 2K multiply-adds per
+    point instead of K cosines (and K sines) plus a dot product."""
+    half = 0.5 * (basis.t_hi - basis.t_lo)
+    mid = 0.5 * (basis.t_hi + basis.t_lo)
+    x = jnp.clip((t - mid) / half, -1.0, 1.0)
+    c = jnp.moveaxis(coef, -1, 0)  # (K, ...)
+    if derivative:  # d/dx Σ c_k T_k = Σ_{j<K-1} (j+1) c_{j+1} U_j(x)
+        k = c.shape[0]
+        c = c[1:] * jnp.arange(1, k, dtype=c.dtype).reshape((k - 1,) + (1,) * (c.ndim - 1))
+    z = jnp.zeros(jnp.broadcast_shapes(c.shape[1:], x.shape), x.dtype)
+
+    def step(carry, ck):
+        b1, b2 = carry
+        return (ck + 2.0 * x * b1 - b2, b1), None
+
+    (b1, b2), _ = jax.lax.scan(step, (z, z), c[:0:-1])
+    if derivative:
+        return (c[0] + 2.0 * x * b1 - b2) / half  # U series: b_0
+    return c[0] + x * b1 - b2  # T series
+
+
 def value_at(basis: Basis, phi_s: jax.Array, y_s: jax.Array, t: jax.Array) -> jax.Array:
     """G(t) = Y·t - Φ·φ(t), batched."""
+    if basis.kind == "chebyshev" and basis.proj is None:
+        return y_s * t - _clenshaw(basis, phi_s, t, False)
     f, _ = basis_eval(basis, t)
     return y_s * t - jnp.sum(phi_s * f, axis=-1)
 
 
 def _slope(basis: Basis, phi_s, y_s, t):
+    if basis.kind == "chebyshev" and basis.proj is None:
+        return y_s - _clenshaw(basis, phi_s, t, True)
     _, df = basis_eval(basis, t)
     return y_s - jnp.sum(phi_s * df, axis=-1)
 
