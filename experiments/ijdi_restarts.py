@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OFIJAX_PROGRESS", "0")
 
-import jax  # noqa: E402
 import ijdi_common as C  # noqa: E402
+import jax  # noqa: E402
 from ijdi_real import datasets  # noqa: E402
 
 from ofijax.scan import ijdi_scan  # noqa: E402
