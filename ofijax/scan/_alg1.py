@@ -182,7 +182,7 @@ def algorithm1(key, y, p, valid, row_cell, problem: Problem, basis: Basis, param
     ``problem.row_cell`` (permutation nulls); padding rows (``valid`` False) must have
     ``row_cell`` ≥ ``problem.num_cells`` so the scan drops them. p_scan is clamped into
     ``[eps, 1 − eps]`` only where it enters the scan. The scan appears once in the loop body (one
-    compiled copy), and every ``params`` field may be batched under ``vmap`` (e.g. over λ).
+    compiled copy); ``params`` are traced, so another λ or penalty does not recompile.
     """
     k = history - 1
     m, v = problem.cell_codes.shape[1], problem.v_max

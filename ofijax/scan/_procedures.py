@@ -71,10 +71,7 @@ class Params(NamedTuple):
 
 
 def make_params(lam=0.0, penalty=0.1, eps=1e-6, strict=False, cap=0) -> Params:
-    """:class:`Params` as float64/bool/int32 arrays (call inside ``jax.enable_x64(True)``).
-
-    All fields may carry a leading batch axis (e.g. several λ values run under ``vmap``).
-    """
+    """:class:`Params` as float64/bool/int32 arrays (call inside ``jax.enable_x64(True)``)."""
     return Params(jnp.asarray(lam, jnp.float64), jnp.asarray(penalty, jnp.float64),
                   jnp.asarray(eps, jnp.float64), jnp.asarray(strict, bool),
                   jnp.asarray(cap, jnp.int32))
