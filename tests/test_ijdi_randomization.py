@@ -205,3 +205,86 @@ def test_replicates_independent_of_chunking_and_devices():
     assert out.returncode == 0, out.stderr[-2000:]
     sharded = np.array(json.loads(out.stdout.strip().splitlines()[-1]))
     np.testing.assert_allclose(sharded, res.null_scores, rtol=0, atol=1e-9)
+
+
+def test_rescan_keys_fold_in_the_scan_index():
+    """Scan 0 of Algorithm 1 uses the key itself; rescan i uses fold_in(key, i) (fresh restarts);
+    the last scan of a run with rescans is reproduced by clamped_scan with that key."""
+    from ofijax.scan._alg1 import make_params, rescan_key
+    from ofijax.scan._basis import make_basis
+    from ofijax.scan._engine import make_problem, outcome_counts
+    from ofijax.scan._ijdi import _HISTORY, _run
+    from ofijax.scan._procedures import clamped_scan
+    from ofijax.scan._randomization import NullSpec
+
+    key = jax.random.key(3)
+    kd = lambda k: np.asarray(jax.random.key_data(k)).tolist()  # noqa: E731
+    assert kd(rescan_key(key, 0)) == kd(key)
+    assert kd(rescan_key(key, 2)) == kd(jax.random.fold_in(key, 2)) != kd(key)
+    assert kd(rescan_key(key, 1)) != kd(rescan_key(key, 2))
+    rng = np.random.default_rng(2)
+    p = np.clip(0.3 + 0.15 * CODES[:, 0] + rng.uniform(-0.1, 0.1, N), 0, 1)
+    with jax.enable_x64(True):
+        data = pad_problem(make_problem(CODES.astype(np.int32), np.array([3, 3, 2])),
+                           np.zeros(N), p)
+        basis = make_basis("chebyshev", direction="positive", q_bounds=(1e-6, 1e6))
+        params = make_params(1.5, 0.1, 1e-6, False, 100)
+        spec = NullSpec("ijdi", "bernoulli", 10, None, history=_HISTORY,
+                        t_bounds=(0.0, math.log(1e6)))
+        found = False
+        for seed in range(12):  # find outcomes whose run needs a rescan
+            yh = (np.random.default_rng(seed).uniform(size=N)
+                  < np.clip(0.3 + 1.5 * (p - p.mean()), 0, 1)).astype(float)
+            y = jnp.concatenate([jnp.asarray(yh), jnp.zeros(data.y.shape[0] - N)])
+            out = _run(spec, key, y, data.p, data.valid, data.row_cell, data.problem, basis,
+                       params)
+            last = int(out.num_scans) - 1
+            if last == 0:
+                continue
+            found = True
+            Y = outcome_counts(y, data.row_cell, data.problem.num_cells)
+            again = clamped_scan(rescan_key(key, last), data.problem, out.state.p_scan, Y,
+                                 data.row_cell, basis, params, 10, None)
+            assert float(again.score) == pytest.approx(float(out.scores[last]), abs=1e-12)
+            assert np.array_equal(np.asarray(again.mask), np.asarray(out.masks[last]))
+            break
+    assert found
+
+
+def test_bias_randomization_does_not_run_algorithm1():
+    """Layering (#13): the generic procedures and plain Bias Scan's replicates never touch _alg1;
+    the replicate engine's public ``procedure`` dispatches to them."""
+    import ast
+    from pathlib import Path
+
+    from ofijax.scan import _procedures, _randomization
+
+    src = Path(_procedures.__file__).read_text()
+    imported = {n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom)}
+    assert not imported & {"_alg1", "_randomization", "_ijdi", "_api"}
+    assert _randomization._procedure is _randomization.procedure
+    rsrc = Path(_randomization.__file__).read_text()
+    assert "_scan" not in {a.name for n in ast.walk(ast.parse(rsrc))
+                           if isinstance(n, ast.ImportFrom) for a in n.names}
+
+
+def test_replicates_report_progress(monkeypatch):
+    """Replicate runs count their progress through ofijax._progress.Progress."""
+    from ofijax.scan import _randomization
+
+    seen = []
+
+    class Recorder:
+        def __init__(self, total, desc, **kw):
+            seen.append([total, desc, 0, False])
+
+        def update(self, n=1):
+            seen[-1][2] += n
+
+        def close(self):
+            seen[-1][3] = True
+
+    monkeypatch.setattr(_randomization, "Progress", Recorder)
+    yhat = (np.random.default_rng(0).uniform(size=N) < 0.3).astype(int)
+    fpr_scan(DF, NEG, yhat, num_replicates=5, replicate_chunk=2)
+    assert seen == [[5, "randomization test", 5, True]]

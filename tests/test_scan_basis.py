@@ -28,14 +28,15 @@ def _rows_F(t, p):
 @pytest.mark.parametrize("q_bounds", [(1e-6, 1e6), (1e-3, 1e3)])
 @pytest.mark.parametrize("direction", ["positive", "negative"])
 def test_chebyshev_error_bound(direction, q_bounds):
-    """|F_cheb - F| ≤ n·(ρ^{-K} + 4·K·T·eps) on the interval (truncation + round-off bound stated in
-    ``_basis``), for random p including 0, 1 and tiny p."""
+    """|F_cheb - F| ≤ n·(ρ^{-K} + 4·K·T·eps + RANK_TOL) on the interval (truncation + round-off +
+    reduced-rank bound stated in ``_basis``), for random p including 0, 1 and tiny p."""
     rng = np.random.default_rng(0)
     p = np.concatenate([rng.uniform(0, 1, 500), [0.0, 1.0, 1e-9, 1e-4, 1 - 1e-9, 0.001]])
     n = p.size
     cells = np.zeros(n, np.int32)
     basis = B.make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
-    k = basis.num_features
+    k = basis.num_nodes
+    assert basis.num_features < k  # the reduced-rank projection is in use
     a, b = float(basis.t_lo), float(basis.t_hi)
     h = 0.5 * (b - a)
     rho = math.pi / h + math.sqrt((math.pi / h) ** 2 + 1)
@@ -46,7 +47,7 @@ def test_chebyshev_error_bound(direction, q_bounds):
     t = np.linspace(a, b, 997)
     f, df = B.basis_eval(basis, jnp.asarray(t))
     F_ref, dF_ref = _rows_F(t, p)
-    bound = n * (rho ** (-k) + 4 * k * max(abs(a), b) * np.finfo(float).eps)
+    bound = n * (rho ** (-k) + 4 * k * max(abs(a), b) * np.finfo(float).eps + B.RANK_TOL)
     np.testing.assert_allclose(np.asarray(f @ phi), F_ref, rtol=0, atol=bound)
     np.testing.assert_allclose(np.asarray(f @ phi_blocked), F_ref, rtol=0, atol=bound)
     # derivative: interpolant derivative loses ~K² / h
@@ -148,3 +149,29 @@ def test_features_exact_counts_and_linearity():
     f_all = B.features(jnp.asarray(p), jnp.asarray(cell), 3, cb)
     f_one = B.features(jnp.asarray(p), jnp.zeros(6, jnp.int32), 1, cb)
     np.testing.assert_allclose(np.asarray(f_all.sum(0)), np.asarray(f_one[0]), atol=1e-12)
+
+
+@pytest.mark.parametrize("direction", ["positive", "negative"])
+def test_reduced_rank_matches_full_basis(direction):
+    """The reduced-rank basis (r < K features) agrees with the full Chebyshev basis to RANK_TOL per
+    row, in F and in the maximised score, and costs fewer features."""
+    rng = np.random.default_rng(3)
+    p = np.concatenate([rng.uniform(0, 1, 400), [0.0, 1.0, 1e-10, 1 - 1e-10]])
+    n = p.size
+    cells = (np.arange(n) % 7).astype(np.int32)
+    full = B.make_basis("chebyshev", direction=direction, reduced=False)
+    red = B.make_basis("chebyshev", direction=direction)
+    assert red.num_nodes == full.num_features == 68 and red.num_features <= 56
+    pf = B.features(jnp.asarray(p), jnp.asarray(cells), 7, full)
+    pr = B.features(jnp.asarray(p), jnp.asarray(cells), 7, red)
+    t = np.linspace(float(full.t_lo), float(full.t_hi), 301)
+    ff, _ = B.basis_eval(full, jnp.asarray(t))
+    fr, _ = B.basis_eval(red, jnp.asarray(t))
+    np.testing.assert_allclose(np.asarray(fr @ pr.T), np.asarray(ff @ pf.T), rtol=0,
+                               atol=n * B.RANK_TOL)
+    y = (rng.uniform(size=n) < p).astype(float)
+    Y = jax.ops.segment_sum(jnp.asarray(y), jnp.asarray(cells), 7)
+    sets = jnp.asarray(rng.uniform(size=(15, 7)) < 0.6, jnp.float64)
+    g_full, _ = S.maximize(full, sets @ pf, sets @ Y)
+    g_red, _ = S.maximize(red, sets @ pr, sets @ Y)
+    np.testing.assert_allclose(np.asarray(g_red), np.asarray(g_full), rtol=0, atol=1e-8)

@@ -1,5 +1,6 @@
-"""Pure-JAX cores of FPR-/TPR-/IJDI-Scan: p_scan construction, the two edge-case updates of
-Algorithm 1 and the whole procedure as one jittable, vmappable function (``lax.while_loop`` with a cap).
+"""IJDI-Scan's Algorithm 1: p_scan construction, the two edge-case updates and the whole procedure
+as one jittable, vmappable function (``lax.while_loop`` with a cap), on top of the generic
+procedures of :mod:`._procedures` (which plain Bias Scan and FPR-/TPR-Scan use directly).
 
 Everything here works on the rows of one side (D_N or D_P) and on the engine's cell arrays
 (:mod:`._engine`); nothing validates input. It needs float64 (callers wrap it in
@@ -13,13 +14,27 @@ A subgroup S is a row mask ``in_s``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
-from ._basis import Basis, features
-from ._engine import Problem, cell_mask, outcome_counts, scan_arrays
+from ._basis import Basis
+from ._engine import Problem, RawScan, cell_mask, outcome_counts
+from ._procedures import (
+    CODE_ACCEPT,
+    CODE_ALPHA,
+    CODE_BETA,
+    CODE_NONE,
+    CODE_PIN,
+    CODE_UNSEEN,
+    AlgState,
+    Params,
+    ProcedureOut,
+    bias_procedure,
+    clamped_scan,
+    make_params,
+    mean_over,
+    rate_procedure,
+)
 
 __all__ = [
     "AlgState",
@@ -27,6 +42,7 @@ __all__ = [
     "make_params",
     "Alg1Out",
     "EDGE_TOL",
+    "DEFAULT_RESTARTS",
     "CODE_ACCEPT",
     "CODE_ALPHA",
     "CODE_BETA",
@@ -37,6 +53,7 @@ __all__ = [
     "edge_case_1",
     "edge_case_2",
     "check_edges",
+    "rescan_key",
     "algorithm1",
     "rate_procedure",
     "bias_procedure",
@@ -44,58 +61,17 @@ __all__ = [
 
 #: Tolerance of both edge-case tests (the reference's 1e-6).
 EDGE_TOL = 1e-6
+#: Recommended restarts per scan of Algorithm 1. ``experiments/ijdi_restarts.py`` (10 keys, COMPAS
+#: with the experiments' inputs, both sides, λ ∈ {0, 1, 3}): with 10 restarts the COMPAS negatives
+#: at λ = 1 return two subgroups (7.33 and 9.13) over the keys, with 25 all ten keys give 9.13;
+#: λ = 0 and the positive side at λ = 1 are key-stable at both. With the inputs of
+#: ``tests/test_ijdi_restarts.py`` (p from ``estimate_true_probabilities``) 25 restarts still gave
+#: 7.33 for one of 6 keys, 50 gave 9.13 for all 6, hence 50. At λ = 3 no count tried is key-stable
+#: (Algorithm 1's path dependence: the edge-case adjustments depend on the first subgroups found).
+DEFAULT_RESTARTS = 50
 
-# History codes: what Algorithm 1 did after a scan.
-CODE_UNSEEN = -1  # slot not used
-CODE_ACCEPT = 0  # no edge case: the subgroup is returned
-CODE_ALPHA = 1  # edge case 1 (p(S) < p(~S)): α-update of p^w, rescan
-CODE_BETA = 2  # edge case 2 (net clipping): β-update of p_scan, rescan
-CODE_PIN = 3  # edge case 2 with mean_S raw ≥ 1: p_scan pinned at 1 on S, rescan
-CODE_NONE = 4  # score ≤ 0: no subgroup
-
-
-class AlgState(NamedTuple):
-    """Per-row working arrays of Algorithm 1 (all ``(N,)`` float)."""
-
-    p_w: jax.Array  # working base-rate probabilities p^w
-    raw: jax.Array  # unclipped null rate
-    p_scan: jax.Array  # null rate passed to the scan
-    c: jax.Array  # censoring record (p_scan − raw, except where pinned)
-
-
-class Params(NamedTuple):
-    """Traced scalar parameters (changing them does not recompile)."""
-
-    lam: jax.Array  # λ
-    penalty: jax.Array  # complexity penalty per listed value
-    eps: jax.Array  # p_scan is clamped into [eps, 1 - eps] where it enters the scan
-    strict: jax.Array  # bool: strict edge-case-1 update (raw = p̄_b on S)
-    cap: jax.Array  # int: max_adjustments (≤ the static history length - 1)
-
-
-def make_params(lam=0.0, penalty=0.1, eps=1e-6, strict=False, cap=0) -> Params:
-    """:class:`Params` as float64/bool/int32 arrays (call inside ``jax.enable_x64(True)``)."""
-    return Params(jnp.asarray(lam, jnp.float64), jnp.asarray(penalty, jnp.float64),
-                  jnp.asarray(eps, jnp.float64), jnp.asarray(strict, bool),
-                  jnp.asarray(cap, jnp.int32))
-
-
-class Alg1Out(NamedTuple):
-    """Output of :func:`algorithm1` (and of the simpler procedures, with trivial history)."""
-
-    mask: jax.Array  # (M, V_max) final subgroup
-    listed: jax.Array  # (M,)
-    score: jax.Array  # penalised score of the final scan
-    log_q: jax.Array
-    converged: jax.Array  # final subgroup passes both edge tests (or scores 0) and the scan converged
-    num_scans: jax.Array  # scans run (1 + rescans)
-    state: AlgState  # final working arrays
-    codes: jax.Array  # (K+1,) int32 history codes, per scan
-    scores: jax.Array  # (K+1,) score of each scan
-    factors: jax.Array  # (K+1,) α or β applied after that scan (NaN otherwise)
-    masks: jax.Array  # (K+1, M, V_max)
-    listeds: jax.Array  # (K+1, M)
-    scan_converged: jax.Array  # (K+1,) bool
+#: Output of :func:`algorithm1` (the shared :class:`~._procedures.ProcedureOut`).
+Alg1Out = ProcedureOut
 
 
 def initial_state(y, p, lam, valid=None):
@@ -104,15 +80,11 @@ def initial_state(y, p, lam, valid=None):
     ``valid`` (bool, optional) marks real rows; padding rows are left out of every mean.
     """
     valid = jnp.ones(y.shape, bool) if valid is None else valid
-    pbar_b = _mean_over(y, valid)
-    pbar0 = _mean_over(p, valid)
+    pbar_b = mean_over(y, valid)
+    pbar0 = mean_over(p, valid)
     raw = pbar_b + lam * (p - pbar0)
     p_scan = jnp.clip(raw, 0.0, 1.0)
     return AlgState(p, raw, p_scan, p_scan - raw), pbar_b, pbar0
-
-
-def _mean_over(x, w):
-    return jnp.sum(jnp.where(w, x, 0.0)) / jnp.maximum(jnp.sum(w), 1)
 
 
 def edge_case_1(state: AlgState, in_s, p_orig, pbar_b, pbar0, lam, strict, valid=None):
@@ -149,7 +121,7 @@ def edge_case_2(state: AlgState, in_s):
     c = p_scan − raw on every row (as the reference does), so ``Σ_S p_scan = Σ_S raw``.
     Returns ``(state, β (NaN when pinned), pinned)``.
     """
-    mean_raw = _mean_over(state.raw, in_s)
+    mean_raw = mean_over(state.raw, in_s)
     pinned = mean_raw >= 1.0
     num = jnp.sum(jnp.where(in_s, state.raw - state.p_scan, 0.0))
     den = jnp.sum(jnp.where(in_s, 1.0 - state.p_scan, 0.0))
@@ -166,8 +138,8 @@ def edge_case_2(state: AlgState, in_s):
 
 def check_edges(state: AlgState, in_s, score, p_orig, pbar_b, pbar0, lam, strict, valid=None):
     """Steps 3b–3e for one scan result: ``(code, new_state, factor)`` (state unchanged on accept)."""
-    m_delta = _mean_over(state.p_w - pbar0, in_s)
-    m_c = _mean_over(state.c, in_s)
+    m_delta = mean_over(state.p_w - pbar0, in_s)
+    m_c = mean_over(state.c, in_s)
     st1, alpha, _ = edge_case_1(state, in_s, p_orig, pbar_b, pbar0, lam, strict, valid)
     st2, beta, pinned = edge_case_2(state, in_s)
     none = ~(score > 0)
@@ -183,117 +155,71 @@ def check_edges(state: AlgState, in_s, score, p_orig, pbar_b, pbar0, lam, strict
     return code, new, factor
 
 
-def _scan(key, problem: Problem, p_scan, Y, row_cell, basis, params: Params, num_restarts,
-          max_steps):
-    p = jnp.clip(p_scan, params.eps, 1.0 - params.eps)
-    Phi = features(p, row_cell, problem.num_cells, basis)
-    return scan_arrays(key, problem, Phi, Y, basis, penalty=params.penalty,
-                       num_restarts=num_restarts, max_steps=max_steps)
+def rescan_key(key, index):
+    """The key of scan ``index`` of Algorithm 1: ``key`` itself for the first scan (so λ = 0 and
+    FPR-/TPR-Scan agree), ``fold_in(key, index)`` for rescan ``index`` ≥ 1 (every rescan draws fresh
+    restarts instead of repeating the first scan's)."""
+    kd = jax.random.key_data(key)
+    folded = jax.random.key_data(jax.random.fold_in(key, index))
+    return jax.random.wrap_key_data(jnp.where(index == 0, kd, folded),
+                                    impl=jax.random.key_impl(key))
+
+
+def _empty_raw(m: int, v: int, lanes: int, dtype):
+    """Placeholder RawScan-shaped tuple for the loop carry (overwritten by the first scan)."""
+    return RawScan(jnp.zeros((m, v), bool), jnp.zeros(m, bool), jnp.zeros((), dtype),
+                   jnp.zeros((), dtype), jnp.zeros((), bool), jnp.zeros(lanes, jnp.int32))
 
 
 def algorithm1(key, y, p, valid, row_cell, problem: Problem, basis: Basis, params: Params, *,
-               history: int, num_restarts: int, max_steps: int | None) -> Alg1Out:
+               history: int, num_restarts: int, max_steps: int | None) -> ProcedureOut:
     """Algorithm 1 of the IJDI paper (as run by the reference), pure and vmappable.
 
-    Every (re)scan uses the same ``key``, so a rescan on unchanged p_scan returns the same subgroup.
-    The loop stops when a scan scores ≤ 0, passes both edge tests, or after ``params.cap``
-    adjustments (then ``converged`` is False if the last subgroup still fails a test); the cap must
-    be < ``history`` (the static length of the history arrays).
-    ``row_cell`` may differ from ``problem.row_cell`` (permutation nulls); padding rows
-    (``valid`` False) must have ``row_cell`` ≥ ``problem.num_cells`` so the scan drops them. p_scan
-    is clamped into ``[eps, 1 − eps]`` only where it enters the scan.
+    Scan ``i`` (0 = the first, i ≥ 1 the rescans) uses :func:`rescan_key` ``(key, i)``. The loop
+    stops when a scan scores ≤ 0, passes both edge tests, or after ``params.cap`` adjustments
+    (then ``converged`` is False if the last subgroup still fails a test); the cap must be <
+    ``history`` (the static length of the history arrays). ``row_cell`` may differ from
+    ``problem.row_cell`` (permutation nulls); padding rows (``valid`` False) must have
+    ``row_cell`` ≥ ``problem.num_cells`` so the scan drops them. p_scan is clamped into
+    ``[eps, 1 − eps]`` only where it enters the scan. The scan appears once in the loop body (one
+    compiled copy); ``params`` are traced, so another λ or penalty does not recompile.
     """
     k = history - 1
     m, v = problem.cell_codes.shape[1], problem.v_max
     y = y.astype(p.dtype)
     state, pbar_b, pbar0 = initial_state(y, p, params.lam, valid)
     Y = outcome_counts(y, row_cell, problem.num_cells)
-
-    def scan(st):
-        return _scan(key, problem, st.p_scan, Y, row_cell, basis, params, num_restarts, max_steps)
-
-    def in_rows(r):
-        return cell_mask(problem, r.mask, r.listed)[row_cell] & valid
-
-    r0 = scan(state)
+    cap = jnp.minimum(params.cap, k)
     nan = jnp.full(k + 1, jnp.nan, p.dtype)
     hist = (
-        jnp.full(k + 1, CODE_UNSEEN, jnp.int32),
-        nan.at[0].set(r0.score),
-        nan,
-        jnp.zeros((k + 1, m, v), bool).at[0].set(r0.mask),
-        jnp.zeros((k + 1, m), bool).at[0].set(r0.listed),
-        jnp.zeros(k + 1, bool).at[0].set(r0.converged),
+        jnp.full(k + 1, CODE_UNSEEN, jnp.int32), nan, nan,
+        jnp.zeros((k + 1, m, v), bool), jnp.zeros((k + 1, m), bool), jnp.zeros(k + 1, bool),
     )
+    r0 = _empty_raw(m, v, num_restarts + 1, p.dtype)
 
     def cond(carry):
-        _, _, it, done, _ = carry
-        return (~done) & (it < jnp.minimum(params.cap, k))
+        return ~carry[2]
 
     def body(carry):
-        st, r, it, _, (codes, scores, factors, masks, listeds, sconv) = carry
-        code, new, factor = check_edges(st, in_rows(r), r.score, p, pbar_b, pbar0, params.lam,
+        st, it, _, _, _, (codes, scores, factors, masks, listeds, sconv) = carry
+        r = clamped_scan(rescan_key(key, it), problem, st.p_scan, Y, row_cell, basis, params,
+                         num_restarts, max_steps)
+        in_s = cell_mask(problem, r.mask, r.listed)[row_cell] & valid
+        code, new, factor = check_edges(st, in_s, r.score, p, pbar_b, pbar0, params.lam,
                                         params.strict, valid)
-        done = (code == CODE_ACCEPT) | (code == CODE_NONE)
-        r2 = jax.lax.cond(done, lambda: r, lambda: scan(new))
-        codes = codes.at[it].set(code)
-        factors = factors.at[it].set(factor)
-        nxt = jnp.where(done, it, it + 1)
-        j = jnp.minimum(nxt, k)
-        scores = scores.at[j].set(r2.score)
-        masks = masks.at[j].set(r2.mask)
-        listeds = listeds.at[j].set(r2.listed)
-        sconv = sconv.at[j].set(r2.converged)
-        return new, r2, nxt, done, (codes, scores, factors, masks, listeds, sconv)
+        ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
+        stop = ok | (it >= cap)
+        hist = (codes.at[it].set(code), scores.at[it].set(r.score),
+                factors.at[it].set(jnp.where(ok, jnp.nan, factor)), masks.at[it].set(r.mask),
+                listeds.at[it].set(r.listed), sconv.at[it].set(r.converged))
+        st2 = jax.tree.map(lambda a, b: jnp.where(stop, a, b), st, new)
+        return st2, jnp.where(stop, it, it + 1), stop, r, code, hist
 
-    st, r, it, _, hist = jax.lax.while_loop(
-        cond, body, (state, r0, jnp.asarray(0), jnp.asarray(False), hist))
+    st, it, _, r, code, hist = jax.lax.while_loop(
+        cond, body, (state, jnp.asarray(0), jnp.asarray(False), r0,
+                     jnp.asarray(CODE_UNSEEN, jnp.int32), hist))
     codes, scores, factors, masks, listeds, sconv = hist
-    # Check the final subgroup once more (it is unchecked when the cap stopped the loop).
-    code, _, factor = check_edges(st, in_rows(r), r.score, p, pbar_b, pbar0, params.lam,
-                                  params.strict, valid)
-    codes = codes.at[it].set(code)
-    factors = factors.at[it].set(jnp.where((code == CODE_ACCEPT) | (code == CODE_NONE),
-                                           jnp.nan, factor))
     ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
     score = jnp.where(code == CODE_NONE, 0.0, r.score)
-    return Alg1Out(r.mask, r.listed, score, r.log_q, ok & r.converged, it + 1, st, codes,
-                   scores, factors, masks, listeds, sconv)
-
-
-def _trivial_out(r, state: AlgState) -> Alg1Out:
-    one = lambda x: x[None]  # noqa: E731
-    code = jnp.where(r.score > 0, CODE_ACCEPT, CODE_NONE).astype(jnp.int32)
-    return Alg1Out(r.mask, r.listed, jnp.where(r.score > 0, r.score, 0.0), r.log_q, r.converged,
-                   jnp.asarray(1), state, one(code), one(r.score),
-                   jnp.full(1, jnp.nan, r.score.dtype), one(r.mask), one(r.listed),
-                   one(r.converged))
-
-
-def rate_procedure(key, y, p, valid, row_cell, problem: Problem, t_bounds: tuple[float, float],
-                   params: Params, *, num_restarts: int, max_steps: int | None) -> Alg1Out:
-    """FPR-/TPR-Scan: p_scan = p̄_b = mean(y) for every row, exact one-value basis (closed form).
-
-    ``p`` is unused (kept for a common signature). p̄_b is clamped into ``[eps, 1 − eps]``.
-    """
-    del p
-    y = y.astype(jnp.float64)
-    pbar = jnp.clip(_mean_over(y, valid), params.eps, 1.0 - params.eps)
-    basis = Basis("exact", t_bounds[0], t_bounds[1], pbar[None])
-    p_rows = jnp.full(y.shape, pbar)
-    Phi = features(p_rows, row_cell, problem.num_cells, basis)
-    Y = outcome_counts(y, row_cell, problem.num_cells)
-    r = scan_arrays(key, problem, Phi, Y, basis, penalty=params.penalty,
-                    num_restarts=num_restarts, max_steps=max_steps)
-    return _trivial_out(r, AlgState(p_rows, p_rows, p_rows, jnp.zeros_like(p_rows)))
-
-
-def bias_procedure(key, y, p, valid, row_cell, problem: Problem, basis: Basis, params: Params, *,
-                   num_restarts: int, max_steps: int | None) -> Alg1Out:
-    """Plain Bias Scan with fixed expectations ``p`` (no clamping: ``eps`` is unused)."""
-    del valid  # padding rows are dropped through their out-of-range row_cell
-    Phi = features(p, row_cell, problem.num_cells, basis)
-    Y = outcome_counts(y.astype(jnp.float64), row_cell, problem.num_cells)
-    r = scan_arrays(key, problem, Phi, Y, basis, penalty=params.penalty,
-                    num_restarts=num_restarts, max_steps=max_steps)
-    return _trivial_out(r, AlgState(p, p, p, jnp.zeros_like(p)))
+    return ProcedureOut(r.mask, r.listed, score, r.log_q, ok & r.converged, it + 1, st, codes,
+                        scores, factors, masks, listeds, sconv)

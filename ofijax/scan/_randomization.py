@@ -15,15 +15,19 @@ Null draws:
   rows are exchangeable under the null).
 
 Replicates are a batch: ``vmap`` over replicate keys, in chunks of ``replicate_chunk`` (to bound
-memory), sharded over the replicate axis when several JAX devices exist. A progress bar (tqdm, if
-installed) shows on runs with several chunks unless the environment sets ``OFIJAX_PROGRESS=0``.
+memory), sharded over the replicate axis when several JAX devices exist. Progress goes to stderr
+through :mod:`ofijax._progress` (on when stderr is a terminal or ``OFIJAX_PROGRESS=1``; runs under
+2 s stay silent).
+
+Layering: plain Bias Scan and FPR-/TPR-Scan replicates run the generic procedures of
+:mod:`._procedures`; only IJDI-Scan replicates run Algorithm 1 (:mod:`._alg1`), whose edge-case
+loop is batched across replicates by refilling slots (:func:`ijdi_null_scores`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -31,21 +35,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._alg1 import (
+from .._progress import Progress
+from ._alg1 import algorithm1, check_edges, initial_state, rescan_key
+from ._basis import Basis
+from ._engine import Problem, cell_bucket, cell_mask, outcome_counts, pad_cells
+from ._procedures import (
     CODE_ACCEPT,
     CODE_NONE,
     AlgState,
     Params,
-    _scan,
-    algorithm1,
     bias_procedure,
-    check_edges,
-    initial_state,
+    clamped_scan,
     make_params,
     rate_procedure,
 )
-from ._basis import Basis
-from ._engine import Problem, cell_bucket, cell_mask, outcome_counts, pad_cells
 
 __all__ = [
     "NullSpec",
@@ -54,9 +57,11 @@ __all__ = [
     "check_randomization_args",
     "null_scores",
     "null_draw",
+    "procedure",
     "p_value",
     "bias_scan_null_scores",
     "replicate_key",
+    "ijdi_null_scores",
     "Padded",
     "pad_problem",
 ]
@@ -160,7 +165,8 @@ def pad_problem(problem: Problem, y, p) -> Padded:
     return Padded(padded, f(y), f(p), valid, rc, n)
 
 
-def _procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params):
+def procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params):
+    """Run the procedure ``spec.kind`` names ("bias", "rate" or "ijdi") once on padded rows."""
     if spec.kind == "ijdi":
         return algorithm1(key, y, p, valid, row_cell, problem, basis, params,
                           history=spec.history, num_restarts=spec.num_restarts,
@@ -170,6 +176,10 @@ def _procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, param
                               num_restarts=spec.num_restarts, max_steps=spec.max_steps)
     return bias_procedure(key, y, p, valid, row_cell, problem, basis, params,
                           num_restarts=spec.num_restarts, max_steps=spec.max_steps)
+
+
+#: Deprecated alias of :func:`procedure` (kept until every caller uses the public name).
+_procedure = procedure
 
 
 def null_draw(null: str, key, y, p_null, valid, row_cell):
@@ -195,14 +205,14 @@ def _replicates(keys, y, p, p_null, valid, row_cell, problem: Problem, basis: Ba
     def one(k):
         k_null, k_scan = jax.random.split(k)
         y_r, rc = null_draw(spec.null, k_null, y, p_null, valid, row_cell)
-        out = _procedure(spec, k_scan, y_r, p, valid, rc, problem, basis, params)
+        out = procedure(spec, k_scan, y_r, p, valid, rc, problem, basis, params)
         return out.score, out.converged
 
     return jax.vmap(one)(keys)
 
 
 class _Slots(NamedTuple):
-    """B replicate slots of Algorithm 1 in flight (see :func:`_ijdi_null_scores`)."""
+    """B replicate slots of Algorithm 1 in flight (see :func:`ijdi_null_scores`)."""
 
     key: jax.Array  # (B, 2) uint32 key data of the slot's replicate
     y: jax.Array  # (B, N) null outcomes
@@ -219,7 +229,7 @@ def _slot_step(slots: _Slots, new_keys, refill, y_obs, p, p_null, valid, row_cel
     """One scan (plus edge check and update) for every slot; refilled slots start a replicate.
 
     A replicate in a slot runs exactly Algorithm 1 (:func:`~._alg1.algorithm1`): same null draw,
-    same scan key for every rescan, same checks and cap. Returns ``(slots, finished, score,
+    same scan keys (:func:`~._alg1.rescan_key` of the slot's scan index), same checks and cap. Returns ``(slots, finished, score,
     converged)``.
     """
 
@@ -233,8 +243,8 @@ def _slot_step(slots: _Slots, new_keys, refill, y_obs, p, p_null, valid, row_cel
         st = jax.tree.map(sel, st_new, st)
         pbar_b, pbar0, it = sel(pb_new, pbar_b), sel(p0_new, pbar0), sel(0, it)
         Y = outcome_counts(y, rc, problem.num_cells)
-        r = _scan(k_scan, problem, st.p_scan, Y, rc, basis, params, spec.num_restarts,
-                  spec.max_steps)
+        r = clamped_scan(rescan_key(k_scan, it), problem, st.p_scan, Y, rc, basis, params,
+                         spec.num_restarts, spec.max_steps)
         in_s = cell_mask(problem, r.mask, r.listed)[rc] & valid
         code, new, _ = check_edges(st, in_s, r.score, p, pbar_b, pbar0, params.lam,
                                    params.strict, valid)
@@ -248,7 +258,7 @@ def _slot_step(slots: _Slots, new_keys, refill, y_obs, p, p_null, valid, row_cel
     return _Slots(*out), finished, score, conv
 
 
-def _ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params, chunk, bar
+def ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params, chunk, bar
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Null scores of Algorithm 1 with ``chunk`` slots refilled as replicates finish.
 
@@ -285,8 +295,7 @@ def _ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params,
         scores[rid[hit]] = sc[hit]
         conv[rid[hit]] = cv[hit]
         done += int(hit.sum())
-        if bar is not None:
-            bar.update(int(hit.sum()))
+        bar.update(int(hit.sum()))
     return scores, conv
 
 
@@ -297,16 +306,6 @@ def _auto_chunk(num_replicates: int, n_rows: int, num_features: int, spec: NullS
     per = 8 * n_rows * (8 + (min(num_features, 160) if batched_features else 0))
     chunk = max(1, _CHUNK_BUDGET // max(per, 1))
     return int(min(num_replicates, chunk, 256 if spec.kind == "ijdi" else 512))
-
-
-def _progress(total: int, steps: int):
-    if steps <= 1 or os.environ.get("OFIJAX_PROGRESS", "1") == "0":
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is optional
-        return None
-    return tqdm(total=total, desc="randomization test", unit="replicate", leave=False)
 
 
 def _shard(keys: jax.Array) -> jax.Array:
@@ -337,9 +336,9 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
         chunk = ndev * math.ceil(chunk / ndev)
     keys = jax.random.split(key, num_replicates)
     n_chunks = math.ceil(num_replicates / chunk)
-    bar = _progress(num_replicates, n_chunks)
+    bar = Progress(num_replicates, "randomization test", unit="replicates")
     if spec.kind == "ijdi":
-        s, c = _ijdi_null_scores(keys, spec, data, p_null, basis, params, chunk, bar)
+        s, c = ijdi_null_scores(keys, spec, data, p_null, basis, params, chunk, bar)
     else:
         pad = n_chunks * chunk - num_replicates
         if pad:
@@ -351,12 +350,10 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
                                data.problem, basis, params, spec)
             scores.append(np.asarray(s))
             conv.append(np.asarray(c))
-            if bar is not None:
-                bar.update(min(chunk, num_replicates - i * chunk))
+            bar.update(min(chunk, num_replicates - i * chunk))
         s = np.concatenate(scores)[:num_replicates]
         c = np.concatenate(conv)[:num_replicates]
-    if bar is not None:
-        bar.close()
+    bar.close()
     return np.asarray(s, np.float64), int(np.sum(~np.asarray(c)))
 
 
