@@ -12,7 +12,7 @@
     replicates is **extrapolated** linearly, and the ratio compares the two per-replicate costs.
 (c) The same randomization test for plain Bias Scan with continuous expectations (Chebyshev
     basis) through the ``bias_scan`` hook, fewer replicates, against the same AIF360 loop.
-(d) Full-Algorithm-1 replicates on COMPAS (λ = 1): ``ijdi_scan(..., num_replicates=R)`` after a
+(d) Full-Algorithm-1 replicates on COMPAS (λ = 1): ``ijdi_scan(..., num_samples=R)`` after a
     compile call; the wall time per replicate is (time with R replicates − time without) / R.
     Replicates run as a batch of slots that are refilled as replicates finish their edge-case
     loops (goal ≤ 0.2 s per replicate on 2 cores).
@@ -100,7 +100,8 @@ def compas_inputs():
 
 def bench_alg1_replicates(R):
     data, y, p_hat, p = compas_inputs()
-    run = lambda reps: ijdi_scan(data, y, p_hat, p, lam=1.0, num_replicates=reps)  # noqa: E731
+    run = lambda reps: ijdi_scan(data, y, p_hat, p, lam=1.0, num_samples=reps, key=0,  # noqa: E731
+                                 beneficial_label=0)
     run(R)  # compile (same chunk shapes as the timed call)
     base = timed(lambda: run(0), 2)[2]
     t0 = time.perf_counter()
@@ -118,7 +119,7 @@ from bench_ijdi import compas_inputs
 from ofijax.scan import ijdi_scan
 args = compas_inputs()
 t0 = time.perf_counter()
-ijdi_scan(*args, lam=1.0)
+ijdi_scan(*args, lam=1.0, beneficial_label=0)
 print(time.perf_counter() - t0)
 """
 

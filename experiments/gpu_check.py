@@ -106,7 +106,7 @@ def run_montecarlo(c):
 
 def run_bias(c):
     df, y, p, inside = synthetic(c["n"], c["m"], c["v"])
-    res, first, warm = timed(lambda: bias_scan(df, y, p, penalty=1e-17, num_restarts=10))
+    res, first, warm = timed(lambda: bias_scan(df, y, p, penalty=1e-17, search="coordinate_ascent", num_restarts=10))
     planted = res.subset == {"a0": (1, 2), "a1": (min(3, c["v"] - 1),)}
     return {"rows": c["n"], "attributes": c["m"], "values": c["v"], "first_s": first,
             "warm_s": warm, "rows_per_s": c["n"] / warm, "score": res.score,
@@ -119,7 +119,8 @@ def run_fpr_randomization(c):
     odds = 0.3 / 0.7 * np.where(inside, 2.0, 1.0)
     yhat = (rng.uniform(size=c["n"]) < odds / (1 + odds)).astype(int)
     y = np.zeros(c["n"], int)
-    res, first, warm = timed(lambda: fpr_scan(df, y, yhat, num_replicates=c["reps"]))
+    res, first, warm = timed(lambda: fpr_scan(df, y, yhat, num_samples=c["reps"], key=0,
+                                              beneficial_label=0))
     return {"rows": c["n"], "replicates": c["reps"], "first_s": first, "warm_s": warm,
             "replicates_per_s": c["reps"] / warm, "p_value": res.p_value}
 
@@ -127,7 +128,7 @@ def run_fpr_randomization(c):
 def run_bias_randomization(c):
     df, y, p, _ = synthetic(c["n"], c["m"], c["v"], seed=3)
     res, first, warm = timed(lambda: bias_scan(df, y, p, penalty=1e-17,
-                                               num_replicates=c["reps"]))
+                                               search="coordinate_ascent", num_samples=c["reps"], key=0))
     return {"rows": c["n"], "replicates": c["reps"], "first_s": first, "warm_s": warm,
             "replicates_per_s": c["reps"] / warm, "p_value": res.p_value}
 
@@ -140,8 +141,8 @@ def run_ijdi_randomization(c):
     p_hat = np.asarray(DECILE_P)[df["COMPASPredictedDecileScore"].to_numpy() - 1]
     drop = {"Sex": "Female", "Prior Offenses": "None", "ChargeDegree": "M", "Under 25": False}
     p = estimate_true_probabilities(df[FEATURES], y, drop_first=drop)
-    res, first, warm = timed(lambda: ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0,
-                                               num_replicates=c["reps"]))
+    res, first, warm = timed(lambda: ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0, beneficial_label=0,
+                                               num_samples=c["reps"], key=0))
     return {"rows": int((y == 0).sum()), "replicates": c["reps"], "first_s": first,
             "warm_s": warm, "replicates_per_s": c["reps"] / warm, "score": res.score,
             "p_value": res.p_value}

@@ -62,7 +62,7 @@ def main(argv=None):
                     t0 = time.perf_counter()
                     for k in range(keys):
                         res = ijdi_scan(X, y, p_hat, p, lam=lam, side=side, num_restarts=r,
-                                        key=jax.random.key(k))
+                                        key=jax.random.key(k), beneficial_label=0)
                         subs.append(C.format_subset(res.subset))
                         scores.append(res.score)
                     counts = pd.Series(subs).value_counts()

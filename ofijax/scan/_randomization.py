@@ -178,8 +178,6 @@ def procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params
                           num_restarts=spec.num_restarts, max_steps=spec.max_steps)
 
 
-#: Deprecated alias of :func:`procedure` (kept until every caller uses the public name).
-_procedure = procedure
 
 
 def null_draw(null: str, key, y, p_null, valid, row_cell):
@@ -375,4 +373,3 @@ def bias_scan_null_scores(key, problem: Problem, basis: Basis, observations, exp
     s, bad = null_scores(replicate_key(key), spec, data, data.p, num_replicates=num_replicates,
                          basis=basis, params=params, replicate_chunk=replicate_chunk)
     return RandomizationResult(p_value(observed_score, s), s, bad)
-procedure = _procedure
