@@ -340,6 +340,31 @@ def _resolve_call(key: Any, y_true: Any, y_pred: Any, deprecated: dict) -> tuple
     return v.as_key(key), y_true, y_pred, out
 
 
+def _check_options(*, null, method, correction, di_variant, alpha, confidence, num_samples,
+                   min_group_size, beneficial_label) -> tuple[float, float, int, int]:
+    """The audit's option checks, shared by :func:`audit` and :func:`audit_from_counts`; returns
+    ``(alpha, confidence, num_samples, min_group_size)`` as checked numbers."""
+    v.check_choice(null, "null", sig.NULLS)
+    v.check_choice(method, "method", ("exact", "monte_carlo"))
+    v.check_choice(correction, "correction", _CORRECTIONS)
+    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
+    conf = sig.check_confidence(confidence)
+    nboot = _check_count(num_samples, "num_samples")
+    if nboot == 1:
+        raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
+    min_n = (_rule_min_group_size(a) if min_group_size is None
+             else _check_count(min_group_size, "min_group_size", allow_zero=False))
+    if beneficial_label not in (0, 1) or isinstance(beneficial_label, bool):
+        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
+    return a, conf, nboot, min_n
+
+
 def audit(
     key: Any,
     y_true: Any = None,
@@ -449,27 +474,11 @@ def audit(
     key, y_true, y_pred, renamed = _resolve_call(key, y_true, y_pred, deprecated)
     num_samples = renamed.get("num_samples", num_samples)
     scan_num_samples = renamed.get("scan_num_samples", scan_num_samples)
-    v.check_choice(null, "null", sig.NULLS)
-    v.check_choice(method, "method", ("exact", "monte_carlo"))
-    v.check_choice(correction, "correction", _CORRECTIONS)
-    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
-    conf = sig.check_confidence(confidence)
-    nboot = _check_count(num_samples, "num_samples")
-    if nboot == 1:
-        raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
+    a, conf, nboot, min_n = _check_options(null=null, method=method, correction=correction,
+                                           di_variant=di_variant, alpha=alpha, confidence=confidence,
+                                           num_samples=num_samples, min_group_size=min_group_size,
+                                           beneficial_label=beneficial_label)
     n_scan = _check_count(scan_num_samples, "scan_num_samples")
-    if min_group_size is None:
-        min_n = _rule_min_group_size(a)
-    else:
-        min_n = _check_count(min_group_size, "min_group_size", allow_zero=False)
-    if beneficial_label not in (0, 1) or isinstance(beneficial_label, bool):
-        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
     k_boot, k_null, k_scan = jax.random.split(key, 3)
 
     for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
@@ -543,24 +552,10 @@ def audit_from_counts(
         (0.2222, 'no evidence')
     """
     key = v.as_key(key)
-    v.check_choice(null, "null", sig.NULLS)
-    v.check_choice(method, "method", ("exact", "monte_carlo"))
-    v.check_choice(correction, "correction", _CORRECTIONS)
-    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
-    conf = sig.check_confidence(confidence)
-    nboot = _check_count(num_samples, "num_samples")
-    if nboot == 1:
-        raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
-    min_n = (_rule_min_group_size(a) if min_group_size is None
-             else _check_count(min_group_size, "min_group_size", allow_zero=False))
-    if beneficial_label not in (0, 1) or isinstance(beneficial_label, bool):
-        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
+    a, conf, nboot, min_n = _check_options(null=null, method=method, correction=correction,
+                                           di_variant=di_variant, alpha=alpha, confidence=confidence,
+                                           num_samples=num_samples, min_group_size=min_group_size,
+                                           beneficial_label=beneficial_label)
     c = np.asarray(cms)
     if c.ndim != 2 or c.shape[-1] != 4 or not np.issubdtype(c.dtype, np.number):
         raise ValueError(f"cms: must be (k, 4) counts TP, FN, FP, TN; got shape {c.shape}.")

@@ -33,24 +33,6 @@ import pandas as pd
 
 from ofijax import _validation as v
 
-__all__ = [
-    "prepare_labels",
-    "prepare_weights",
-    "TP",
-    "FN",
-    "FP",
-    "TN",
-    "GroupConfusionMatrices",
-    "confusion_matrix",
-    "group_confusion_matrices",
-    "threshold_sweep",
-    "from_counts",
-    "from_sklearn",
-    "to_sklearn",
-    "flip",
-    "encode_groups",
-]
-
 #: Index of each cell along the last axis.
 TP, FN, FP, TN = 0, 1, 2, 3
 

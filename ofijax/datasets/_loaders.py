@@ -1,26 +1,4 @@
-"""Benchmark data sets for fairness audits, shipped with the package (no network access).
-
-Every loader returns a fresh :class:`pandas.DataFrame`. The raw files are gzipped copies of public
-files (see ``ofijax/data/PROVENANCE.md``); on the first load in a process each file is decompressed
-and its SHA-256 is checked against the digest of the original bytes recorded there.
-
-Conventions used by the convenience columns (all ``int8``, 0/1, **1 = the beneficial outcome**, as
-the OFI paper assumes):
-
-* COMPAS: ``label_not_recid`` = 1 for "not a recidivist" (the flipped ``two_year_recid``),
-  ``pred_low_risk`` = 1 for a "Low" COMPAS score (the beneficial prediction).
-* German credit: ``label_good`` = 1 for a good credit risk.
-* Adult: ``label_income_gt_50k`` = 1 for income > 50K.
-* ACS Employment: ``label_employed`` = 1 for ``ESR == 1``.
-
-Loaders:
-
-* :func:`load_compas` -- ProPublica's COMPAS two-year files (general and violent) with ProPublica's
-  standard filters, or the IJDI-Scan authors' preprocessed COMPAS file.
-* :func:`load_german` -- Statlog German Credit (UCI ``german.data``) or the IJDI preprocessed CSV.
-* :func:`load_adult` -- UCI Adult, official train/test split.
-* :func:`load_acs_employment` -- Folktables ACSEmployment from *local* ACS PUMS person files.
-"""
+"""Loaders of the embedded data sets (documented in :mod:`ofijax.datasets`)."""
 
 from __future__ import annotations
 

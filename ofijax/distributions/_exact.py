@@ -1,31 +1,5 @@
-r"""Distributions of confusion matrices and of the OFI paper's marginal benefit B.
-
-Everything the OFI paper's appendices B–D derive over :math:`\mathcal M(n)` (all confusion
-matrices with n samples), made exact, streaming or sampled:
-
-* **Exact results** (Python ints and :class:`fractions.Fraction` where exact):
-  :func:`num_confusion_matrices` N(n) = C(n + 3, 3), :func:`cell_value_count` C(x; n),
-  :func:`enumerate_confusion_matrices`, the O(n) PMF of B (:func:`marginal_benefit_pmf`,
-  uniform or multinomial null), the PMF of OFI for two independent groups (:func:`ofi_pmf`),
-  exact moments (Var B = (n + 4) / (10 n); the paper's Corollary D.4 drops the n).
-* **Streaming reductions** over all of M(n) for any metric (:func:`reduce_all`) and
-  **Monte Carlo** for any sampler and statistic (:func:`monte_carlo`) in fixed memory,
-  mergeable (:func:`merge_summaries`) and sharded over all devices.
-* **Samplers** (key first, any batch shape, int32 TP, FN, FP, TN): :func:`sample_uniform`
-  (exactly uniform on M(n)), :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`,
-  :func:`subsample` (multivariate hypergeometric).
-* **Thresholds and p-values** for OFI under an explicit null: :func:`ofi_threshold`,
-  :func:`ofi_pvalue`.
-
-Null models (ofi_notes §8): "uniform" means every matrix of M(n) equally likely (the paper's
-setting); a reference CM means Multinomial(n, p = cm / Σ cm). A fixed p = (¼, ¼, ¼, ¼) multinomial
-is **not** uniform: Var B = 0.5 / n → 0 there, but → 1/10 under the uniform null.
-
-Example:
-    >>> from ofijax import distributions as D
-    >>> D.num_confusion_matrices(10), D.marginal_benefit_moments(10).var
-    (286, Fraction(7, 50))
-"""
+"""Exact PMFs, moments, samplers' public wrappers, Monte Carlo and thresholds (documented in
+:mod:`ofijax.distributions`)."""
 
 from __future__ import annotations
 

@@ -32,28 +32,6 @@ import numpy as np
 from ofijax import _validation as v
 from ofijax.cm import FN, FP, TN, TP
 
-__all__ = [
-    "group_size",
-    "benefit",
-    "expected_benefit",
-    "marginal_benefit",
-    "ofi",
-    "disparate_impact",
-    "treatment_equality",
-    "four_fifths_rule",
-    "ofi_flag",
-    "pairwise",
-    "true_positive_rate",
-    "false_positive_rate",
-    "false_negative_rate",
-    "true_negative_rate",
-    "positive_predictive_value",
-    "selection_rate",
-    "base_rate",
-    "accuracy",
-    "safe_divide",
-]
-
 
 def _is_concrete(*xs: Any) -> bool:
     return not any(v.is_tracer(x) for x in xs)
