@@ -98,8 +98,8 @@ def _log_uniform(n: int) -> np.ndarray:
     return np.log(counts) - log_total
 
 
-def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
-    """log t_d for d = n, n − 1, …, 0 (coefficients of (a/z + c + b z)^n), b > 0, a ≥ 0."""
+def _half_safe(n: int, a: float, b: float, c: float) -> np.ndarray:
+    """log t_d for d = n, …, 0 by the rescaled three-term recurrence (any c ≥ 0; slow loop)."""
     out = np.empty(n + 1)
     scale = n * math.log(b)
     out[0] = scale
@@ -115,6 +115,41 @@ def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
             out[k + 1] = -math.inf
             u2, u1 = u1, 0.0
     return out
+
+
+def _ratio_coefs(n, a, b, c, ks):
+    """(A_k, C_k) of ρ_{k+1} = A_k/ρ_k + C_k, ρ_k = t_{n−k}/t_{n−k+1} (broadcasting)."""
+    den = b * (ks + 1.0)
+    return a * (2.0 * n + 1.0 - ks) / den, c * (n - ks) / den
+
+
+def _finish_half(n: int, b: float, rho: np.ndarray):
+    """log t_d, d = n..0, from the ratios (sequential cumulative sum); None if not all > 0, finite."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lr = np.log(rho)
+    if n and not (np.all(rho > 0.0) and np.all(np.isfinite(lr))):
+        return None
+    seq = np.empty(n + 1)
+    seq[0] = n * math.log(b)
+    seq[1:] = lr
+    return np.cumsum(seq)
+
+
+def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
+    """log t_d for d = n, n − 1, …, 0 (coefficients of (a/z + c + b z)^n), a, b, c > 0.
+
+    Ratios ρ_{k+1} = A_k/ρ_k + C_k (positive terms), then log t by a cumulative sum; the same
+    floating-point operations as the batched :func:`_half_batch`. Falls back to
+    :func:`_half_safe` if a ratio leaves float64.
+    """
+    ap, cp = _ratio_coefs(float(n), a, b, c, np.arange(n, dtype=np.float64))
+    rho = np.empty(n)
+    r = math.inf
+    for k, (x, y) in enumerate(zip(ap.tolist(), cp.tolist())):
+        r = x / r + y
+        rho[k] = r
+    out = _finish_half(n, b, rho)
+    return _half_safe(n, a, b, c) if out is None else out
 
 
 def _log_binomial(n: int, p: float) -> np.ndarray:
@@ -143,31 +178,42 @@ def log_diff_pmf(n: int, probs: tuple[float, float, float] | None) -> np.ndarray
         elif a <= 0.0:  # D = FP ~ Bin(n, b)
             out = np.full(2 * n + 1, -np.inf)
             out[n:] = _log_binomial(n, b)
+        elif c <= 0.0:  # FN + FP = n: D = 2 FP − n, FP ~ Bin(n, b / (a + b))
+            out = np.full(2 * n + 1, -np.inf)
+            out[::2] = _log_binomial(n, b / (a + b))
         else:
             up = _half(n, a, b, c)  # d = n..0
             lo = _half(n, b, a, c)  # d = −n..0
             out = np.concatenate([lo[:n], up[::-1]])
         with np.errstate(divide="ignore"):
-            out = out - _sp.logsumexp(out)  # removes the rounding drift (≈ n·1e-16)
+            out = out - _lse(out)  # removes the rounding drift (≈ n·1e-16)
     out.setflags(write=False)
     return out
 
 
 #: Distributions per block of the batched recurrence, and most floats a block may hold.
-_BATCH_ROWS = 256
-_BATCH_FLOATS = 4_000_000
+_BATCH_ROWS = 128
+#: Fewer distributions than this are built one at a time (scalar loop, cached).
+_BATCH_MIN = 6
+_BATCH_FLOATS = 2_000_000
 #: Steps of the recurrence whose coefficients are precomputed at once (memory ~ 3·chunk·rows).
 _STEP_CHUNK = 2048
+
+
+def _lse(v: np.ndarray) -> float:
+    """log Σ exp(v) of a 1-D array (-inf if empty of mass); a light scipy.special.logsumexp."""
+    top = float(v.max()) if v.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(v - top))))
 
 
 def _half_batch(n: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> list:
     """:func:`_half` for many distributions at once: one loop over the steps, NumPy over rows.
 
-    The recurrence is run on the ratios ρ_k = t_{n−k}/t_{n−k+1} with exactly the arithmetic of
-    :func:`_half` (same operations in the same order, so the results agree to the last bit), and
-    log t is the sequential cumulative sum of log ρ. Rows whose ratios are not all finite and
-    positive (a cell probability 0, or ratios beyond float64) are redone by :func:`_half`.
-    Returns a list of float64 arrays (n_r + 1,), log t_d for d = n_r, …, 0.
+    The same floating-point operations as :func:`_half` (so the results agree to the last bit);
+    rows with ragged n run to the largest n and are cut. Returns a list of float64 arrays
+    (n_r + 1,), log t_d for d = n_r, …, 0.
     """
     n = np.asarray(n, np.int64)
     a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
@@ -177,33 +223,20 @@ def _half_batch(n: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> l
         return out
     kmax = int(n.max())
     nf = n.astype(np.float64)
-    tn1 = 2.0 * nf + 1.0
-    rho = np.empty((kmax, rows))
-    cur = np.full(rows, np.inf)  # so that the first u2 = 1/cur is 0, as in _half
-    inv = np.empty(rows)
+    rho = np.empty((kmax + 1, rows))
+    rho[0] = np.inf  # so that the first A/ρ is 0
     with np.errstate(all="ignore"):
         for s in range(0, kmax, _STEP_CHUNK):
             ks = np.arange(s, min(kmax, s + _STEP_CHUNK), dtype=np.float64)[:, None]
-            coef_a = a * (tn1 - ks)  # a (2n − k + 1)
-            coef_c = c * (nf - ks)  # c (n − k)
-            den = b * (ks + 1.0)  # b (k + 1)
+            ap, cp = _ratio_coefs(nf, a, b, c, ks)
             for j in range(ks.shape[0]):
-                np.divide(1.0, cur, out=inv)  # u2 = u1 / new with u1 = 1
-                np.multiply(coef_a[j], inv, out=cur)
-                cur += coef_c[j]  # × u1 = 1
-                cur /= den[j]
-                rho[s + j] = cur
-        logs = np.log(rho)
-        for r in range(rows):
-            nr = int(n[r])
-            lr = logs[:nr, r]
-            if nr and not (np.all(rho[:nr, r] > 0.0) and np.all(np.isfinite(lr))):
-                out[r] = _half(nr, float(a[r]), float(b[r]), float(c[r]))
-                continue
-            seq = np.empty(nr + 1)
-            seq[0] = nr * math.log(b[r])
-            seq[1:] = lr
-            out[r] = np.cumsum(seq)
+                k = s + j + 1
+                np.divide(ap[j], rho[k - 1], out=rho[k])
+                rho[k] += cp[j]
+    for r in range(rows):
+        nr = int(n[r])
+        got = _finish_half(nr, float(b[r]), np.ascontiguousarray(rho[1:nr + 1, r]))
+        out[r] = _half_safe(nr, float(a[r]), float(b[r]), float(c[r])) if got is None else got
     return out
 
 
@@ -224,10 +257,14 @@ def log_diff_pmfs(ns, probs) -> list:
     out: list = [None] * len(ns)
     todo = []
     for r, (x, (a, b, c)) in enumerate(zip(ns, probs)):
-        if a <= 0.0 or b <= 0.0:
+        if a <= 0.0 or b <= 0.0 or c <= 0.0:
             out[r] = log_diff_pmf(x, (a, b, c))  # closed forms
         else:
             todo.append(r)
+    if len(todo) < _BATCH_MIN:  # a few: the scalar loop is faster, and cached
+        for r in todo:
+            out[r] = log_diff_pmf(ns[r], probs[r])
+        return out
     todo.sort(key=lambda r: ns[r])  # similar sizes share a block
     i = 0
     while i < len(todo):
@@ -238,12 +275,13 @@ def log_diff_pmfs(ns, probs) -> list:
         blk = todo[i:j]
         nn = np.array([ns[r] for r in blk], np.int64)
         pa = np.array([probs[r] for r in blk], np.float64)
-        up = _half_batch(nn, pa[:, 0], pa[:, 1], pa[:, 2])  # d = n..0
-        lo = _half_batch(nn, pa[:, 1], pa[:, 0], pa[:, 2])  # d = −n..0
+        both = _half_batch(np.concatenate([nn, nn]), np.concatenate([pa[:, 0], pa[:, 1]]),
+                           np.concatenate([pa[:, 1], pa[:, 0]]), np.concatenate([pa[:, 2], pa[:, 2]]))
+        up, lo = both[: len(blk)], both[len(blk):]  # d = n..0 and d = −n..0
         for r, x, u, w in zip(blk, nn.tolist(), up, lo):
             v = np.concatenate([w[:x], u[::-1]])
             with np.errstate(divide="ignore"):
-                v = v - _sp.logsumexp(v)
+                v = v - _lse(v)
             v.setflags(write=False)
             out[r] = v
         i = j
@@ -300,7 +338,7 @@ def log_tail_exact(
             t_hi = -np.floor_divide(-(x * n_j + mm), n_i)
             lo = log_f[np.clip(t_lo - t0 + 1, 0, nw)]
             hi = log_s[np.clip(t_hi - t0, 0, nw)]
-            val = float(_sp.logsumexp(wi + np.logaddexp(lo, hi)))
+            val = _lse(wi + np.logaddexp(lo, hi))
             if drop > -np.inf and not val - 40.0 > drop:  # left-out mass not negligible
                 val = float(log_tail_exact(lp_i, lp_j, n_i, n_j, np.array([mm]), _trunc=False)[0])
             flat_out[idx] = min(0.0, val)
