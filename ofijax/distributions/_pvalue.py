@@ -362,8 +362,9 @@ def _cumulants(wm, w0, wp):
     mu = wp - wm
     d_m, d_0, d_p = -1.0 - mu, -mu, 1.0 - mu
     k2 = wp * w0 + wm * w0 + 4.0 * wp * wm
-    m3 = wm * d_m**3 + w0 * d_0**3 + wp * d_p**3
-    m4 = wm * d_m**4 + w0 * d_0**4 + wp * d_p**4
+    s_m, s_0, s_p = d_m * d_m, d_0 * d_0, d_p * d_p  # products, not pow (several times faster)
+    m3 = wm * s_m * d_m + w0 * s_0 * d_0 + wp * s_p * d_p
+    m4 = wm * s_m * s_m + w0 * s_0 * s_0 + wp * s_p * s_p
     return mu, k2, m3, m4 - 3.0 * k2 * k2
 
 
