@@ -15,8 +15,16 @@ Exact per-group log-PMFs of D, O(n):
 * uniform null (every matrix of M(n) equally likely): #\{D = d\} = ⌊(n − |d| + 2)²/4⌋ of N(n);
 * Multinomial(n; p) with a = p_FN, b = p_FP, c = p_TP + p_TN: the coefficients t_d of
   (a/z + c + b z)^n satisfy a(n + d + 1) t_{d+1} + c d t_d = b(n − d + 1) t_{d−1}; run downward
-  from t_n = b^n for d ≥ 0 (and mirrored for d ≤ 0) every term is positive (relative error about
-  n·1e-16, rescaled as it goes, so no underflow).
+  from t_n = b^n for d ≥ 0 (and mirrored for d ≤ 0) on the ratios ρ = t_{d−1}/t_d,
+  ρ ← A/ρ + C with A, C > 0, every term is positive (relative error about n·1e-16; log t is the
+  running sum of log ρ, so no underflow). c = 0 (and a or b = 0) are binomial closed forms.
+  Many distributions (all the pairs of one call) run the recurrence together: one loop over the
+  steps, NumPy over the distributions (:func:`log_diff_pmfs`), with the same floating-point
+  operations as one at a time, so batching changes no digit.
+
+The exact sum runs over the PMFs' bulk (values within e^800 of the mode); the left-out mass is
+bounded and the sum is redone in full unless it exceeds that bound by e^40 (so the relative
+error stays ~n·1e-16 for any p, including p < 1e-308).
 
 Saddlepoint (``method="saddlepoint"``, multinomial null, min(n_i, n_j) ≥ ``SADDLE_MIN_N``, a, b,
 c ≥ ``SADDLE_MIN_PROB``): the same sum over x, restricted to the window x* ± (8σ* + 4) around the
