@@ -363,7 +363,14 @@ def _step_weights(u, a, b, c):
     top = np.maximum(np.maximum(lm, l0), lp)
     em, e0, ep = np.exp(lm - top), np.exp(l0 - top), np.exp(lp - top)
     z = em + e0 + ep
-    return em / z, e0 / z, ep / z, m + top + np.log(z)
+    lz = m + top + np.log(z)
+    # near u = 0, log Z(u) = log1p((a expm1(−u) + b expm1(u)) / (a + b + c)) keeps its relative
+    # digits (the sum above loses ~n·1e-16 absolute in n log Z, which Lugannani–Rice's w then
+    # amplifies: it once gave P = 0 for a tail of probability ½)
+    uu = np.clip(u, -1.0, 1.0)
+    with np.errstate(invalid="ignore"):
+        near = np.log1p((a * np.expm1(-uu) + b * np.expm1(uu)) / (a + b + c))
+    return em / z, e0 / z, ep / z, np.where(np.abs(u) < 1.0, near, lz)
 
 
 def _cumulants(wm, w0, wp):
