@@ -356,13 +356,16 @@ def log_tail_exact(
 # ------------------------------------------------------------------------------ saddlepoint
 
 
-def _step_weights(u, a, b, c):
-    """Tilted weights (w−, w0, w+) of one step in {−1, 0, 1} at tilt u, and log Z (stable)."""
+def _step_weights(u, a, b, c, need_lz: bool = True):
+    """Tilted weights (w−, w0, w+) of one step in {−1, 0, 1} at tilt u, and log Z (stable;
+    None when ``need_lz`` is False)."""
     m = np.abs(u)
     lm, l0, lp = np.log(a) - u - m, np.log(c) - m, np.log(b) + u - m
     top = np.maximum(np.maximum(lm, l0), lp)
     em, e0, ep = np.exp(lm - top), np.exp(l0 - top), np.exp(lp - top)
     z = em + e0 + ep
+    if not need_lz:
+        return em / z, e0 / z, ep / z, None
     lz = m + top + np.log(z)
     # near u = 0, log Z(u) = log1p((a expm1(−u) + b expm1(u)) / (a + b + c)) keeps its relative
     # digits (the sum above loses ~n·1e-16 absolute in n log Z, which Lugannani–Rice's w then
@@ -447,9 +450,9 @@ def _log_lower_saddle(t, n, a, b, c):
 
 def _pair_kprime(theta, n_i, n_j, a, b, c):
     """d/dθ of the CGF of T = n_j D_i − n_i D_j, divided by n_i n_j."""
-    wm, _, wp, _ = _step_weights(theta * n_j, a, b, c)
+    wm, _, wp, _ = _step_weights(theta * n_j, a, b, c, False)
     mu_i = wp - wm
-    wm2, _, wp2, _ = _step_weights(-theta * n_i, a, b, c)
+    wm2, _, wp2, _ = _step_weights(-theta * n_i, a, b, c, False)
     return mu_i - (wp2 - wm2)
 
 
@@ -463,7 +466,7 @@ def _window_centre(m, n_i, n_j, a, b, c):
         big = _pair_kprime(mid, n_i, n_j, a, b, c) >= target
         hi = np.where(big, mid, hi)
         lo = np.where(big, lo, mid)
-    wm, w0, wp, _ = _step_weights(hi * n_j, a, b, c)
+    wm, w0, wp, _ = _step_weights(hi * n_j, a, b, c, False)
     return n_i * (wp - wm), np.sqrt(n_i * (wp * w0 + wm * w0 + 4.0 * wp * wm))
 
 
