@@ -68,7 +68,7 @@ __all__ = [
 SADDLE_MIN_N = 2000
 #: Stated relative error bound of the saddlepoint p-value (for min(n_i, n_j) ≥ SADDLE_MIN_N).
 SADDLE_REL_ERROR = 2e-3
-#: Largest group size of the exact engine (memory ~ 50 n bytes; a Python loop of 2n steps).
+#: Largest group size of the exact engine (memory ~ 50 n bytes; a loop of n steps, batched over distributions).
 EXACT_MAX_N = 5_000_000
 #: Largest group size at all (window of the saddlepoint ~ 24 σ* ≈ 24 √n points per pair).
 MAX_N = 2**31 - 1
