@@ -15,8 +15,16 @@ Exact per-group log-PMFs of D, O(n):
 * uniform null (every matrix of M(n) equally likely): #\{D = d\} = ⌊(n − |d| + 2)²/4⌋ of N(n);
 * Multinomial(n; p) with a = p_FN, b = p_FP, c = p_TP + p_TN: the coefficients t_d of
   (a/z + c + b z)^n satisfy a(n + d + 1) t_{d+1} + c d t_d = b(n − d + 1) t_{d−1}; run downward
-  from t_n = b^n for d ≥ 0 (and mirrored for d ≤ 0) every term is positive (relative error about
-  n·1e-16, rescaled as it goes, so no underflow).
+  from t_n = b^n for d ≥ 0 (and mirrored for d ≤ 0) on the ratios ρ = t_{d−1}/t_d,
+  ρ ← A/ρ + C with A, C > 0, every term is positive (relative error about n·1e-16; log t is the
+  running sum of log ρ, so no underflow). c = 0 (and a or b = 0) are binomial closed forms.
+  Many distributions (all the pairs of one call) run the recurrence together: one loop over the
+  steps, NumPy over the distributions (:func:`log_diff_pmfs`), with the same floating-point
+  operations as one at a time, so batching changes no digit.
+
+The exact sum runs over the PMFs' bulk (values within e^800 of the mode); the left-out mass is
+bounded and the sum is redone in full unless it exceeds that bound by e^40 (so the relative
+error stays ~n·1e-16 for any p, including p < 1e-308).
 
 Saddlepoint (``method="saddlepoint"``, multinomial null, min(n_i, n_j) ≥ ``SADDLE_MIN_N``, a, b,
 c ≥ ``SADDLE_MIN_PROB``): the same sum over x, restricted to the window x* ± (8σ* + 4) around the
@@ -47,6 +55,7 @@ __all__ = [
     "SADDLE_REL_ERROR",
     "EXACT_MAX_N",
     "log_diff_pmf",
+    "log_diff_pmfs",
     "log_tail_exact",
     "log_tail_saddle",
     "engine",
@@ -59,7 +68,7 @@ __all__ = [
 SADDLE_MIN_N = 2000
 #: Stated relative error bound of the saddlepoint p-value (for min(n_i, n_j) ≥ SADDLE_MIN_N).
 SADDLE_REL_ERROR = 2e-3
-#: Largest group size of the exact engine (memory ~ 50 n bytes; a Python loop of 2n steps).
+#: Largest group size of the exact engine (memory ~ 50 n bytes; a loop of n steps, batched over distributions).
 EXACT_MAX_N = 5_000_000
 #: Largest group size at all (window of the saddlepoint ~ 24 σ* ≈ 24 √n points per pair).
 MAX_N = 2**31 - 1
@@ -97,8 +106,8 @@ def _log_uniform(n: int) -> np.ndarray:
     return np.log(counts) - log_total
 
 
-def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
-    """log t_d for d = n, n − 1, …, 0 (coefficients of (a/z + c + b z)^n), b > 0, a ≥ 0."""
+def _half_safe(n: int, a: float, b: float, c: float) -> np.ndarray:
+    """log t_d for d = n, …, 0 by the rescaled three-term recurrence (any c ≥ 0; slow loop)."""
     out = np.empty(n + 1)
     scale = n * math.log(b)
     out[0] = scale
@@ -114,6 +123,41 @@ def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
             out[k + 1] = -math.inf
             u2, u1 = u1, 0.0
     return out
+
+
+def _ratio_coefs(n, a, b, c, ks):
+    """(A_k, C_k) of ρ_{k+1} = A_k/ρ_k + C_k, ρ_k = t_{n−k}/t_{n−k+1} (broadcasting)."""
+    den = b * (ks + 1.0)
+    return a * (2.0 * n + 1.0 - ks) / den, c * (n - ks) / den
+
+
+def _finish_half(n: int, b: float, rho: np.ndarray):
+    """log t_d, d = n..0, from the ratios (sequential cumulative sum); None if not all > 0, finite."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lr = np.log(rho)
+    if n and not (np.all(rho > 0.0) and np.all(np.isfinite(lr))):
+        return None
+    seq = np.empty(n + 1)
+    seq[0] = n * math.log(b)
+    seq[1:] = lr
+    return np.cumsum(seq)
+
+
+def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
+    """log t_d for d = n, n − 1, …, 0 (coefficients of (a/z + c + b z)^n), a, b, c > 0.
+
+    Ratios ρ_{k+1} = A_k/ρ_k + C_k (positive terms), then log t by a cumulative sum; the same
+    floating-point operations as the batched :func:`_half_batch`. Falls back to
+    :func:`_half_safe` if a ratio leaves float64.
+    """
+    ap, cp = _ratio_coefs(float(n), a, b, c, np.arange(n, dtype=np.float64))
+    rho = np.empty(n)
+    r = math.inf
+    for k, (x, y) in enumerate(zip(ap.tolist(), cp.tolist())):
+        r = x / r + y
+        rho[k] = r
+    out = _finish_half(n, b, rho)
+    return _half_safe(n, a, b, c) if out is None else out
 
 
 def _log_binomial(n: int, p: float) -> np.ndarray:
@@ -142,30 +186,156 @@ def log_diff_pmf(n: int, probs: tuple[float, float, float] | None) -> np.ndarray
         elif a <= 0.0:  # D = FP ~ Bin(n, b)
             out = np.full(2 * n + 1, -np.inf)
             out[n:] = _log_binomial(n, b)
+        elif c <= 0.0:  # FN + FP = n: D = 2 FP − n, FP ~ Bin(n, b / (a + b))
+            out = np.full(2 * n + 1, -np.inf)
+            out[::2] = _log_binomial(n, b / (a + b))
         else:
             up = _half(n, a, b, c)  # d = n..0
             lo = _half(n, b, a, c)  # d = −n..0
             out = np.concatenate([lo[:n], up[::-1]])
         with np.errstate(divide="ignore"):
-            out = out - _sp.logsumexp(out)  # removes the rounding drift (≈ n·1e-16)
+            out = out - _lse(out)  # removes the rounding drift (≈ n·1e-16)
     out.setflags(write=False)
+    return out
+
+
+#: Distributions per block of the batched recurrence, and most floats a block may hold.
+_BATCH_ROWS = 128
+#: Fewer distributions than this are built one at a time (scalar loop, cached).
+_BATCH_MIN = 6
+_BATCH_FLOATS = 2_000_000
+#: Steps of the recurrence whose coefficients are precomputed at once (memory ~ 3·chunk·rows).
+_STEP_CHUNK = 2048
+
+
+def _lse(v: np.ndarray) -> float:
+    """log Σ exp(v) of a 1-D array (-inf if empty of mass); a light scipy.special.logsumexp."""
+    top = float(v.max()) if v.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(v - top))))
+
+
+def _half_batch(n: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> list:
+    """:func:`_half` for many distributions at once: one loop over the steps, NumPy over rows.
+
+    The same floating-point operations as :func:`_half` (so the results agree to the last bit);
+    rows with ragged n run to the largest n and are cut. Returns a list of float64 arrays
+    (n_r + 1,), log t_d for d = n_r, …, 0.
+    """
+    n = np.asarray(n, np.int64)
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    rows = n.size
+    out: list = [None] * rows
+    if rows == 0:
+        return out
+    kmax = int(n.max())
+    nf = n.astype(np.float64)
+    rho = np.empty((kmax + 1, rows))
+    rho[0] = np.inf  # so that the first A/ρ is 0
+    with np.errstate(all="ignore"):
+        for s in range(0, kmax, _STEP_CHUNK):
+            ks = np.arange(s, min(kmax, s + _STEP_CHUNK), dtype=np.float64)[:, None]
+            ap, cp = _ratio_coefs(nf, a, b, c, ks)
+            for j in range(ks.shape[0]):
+                k = s + j + 1
+                np.divide(ap[j], rho[k - 1], out=rho[k])
+                rho[k] += cp[j]
+    for r in range(rows):
+        nr = int(n[r])
+        got = _finish_half(nr, float(b[r]), np.ascontiguousarray(rho[1:nr + 1, r]))
+        out[r] = _half_safe(nr, float(a[r]), float(b[r]), float(c[r])) if got is None else got
+    return out
+
+
+def log_diff_pmfs(ns, probs) -> list:
+    """:func:`log_diff_pmf` for many (n, probs) at once (the multinomial recurrence batched).
+
+    Args:
+        ns: sequence of group sizes.
+        probs: None (uniform null for all) or a sequence of (a, b, c) tuples.
+
+    Returns a list of read-only float64 arrays (2n + 1,), equal to :func:`log_diff_pmf` (the
+    batched recurrence does the same floating-point operations).
+    """
+    ns = [int(x) for x in ns]
+    if probs is None:
+        return [log_diff_pmf(x, None) for x in ns]
+    probs = [tuple(float(v) for v in q) for q in probs]
+    out: list = [None] * len(ns)
+    todo = []
+    for r, (x, (a, b, c)) in enumerate(zip(ns, probs)):
+        if a <= 0.0 or b <= 0.0 or c <= 0.0:
+            out[r] = log_diff_pmf(x, (a, b, c))  # closed forms
+        else:
+            todo.append(r)
+    if len(todo) < _BATCH_MIN:  # a few: the scalar loop is faster, and cached
+        for r in todo:
+            out[r] = log_diff_pmf(ns[r], probs[r])
+        return out
+    todo.sort(key=lambda r: ns[r])  # similar sizes share a block
+    i = 0
+    while i < len(todo):
+        j = i + 1
+        while (j < len(todo) and j - i < _BATCH_ROWS
+               and (j + 1 - i) * (ns[todo[j]] + 1) <= _BATCH_FLOATS):
+            j += 1
+        blk = todo[i:j]
+        nn = np.array([ns[r] for r in blk], np.int64)
+        pa = np.array([probs[r] for r in blk], np.float64)
+        both = _half_batch(np.concatenate([nn, nn]), np.concatenate([pa[:, 0], pa[:, 1]]),
+                           np.concatenate([pa[:, 1], pa[:, 0]]), np.concatenate([pa[:, 2], pa[:, 2]]))
+        up, lo = both[: len(blk)], both[len(blk):]  # d = n..0 and d = −n..0
+        for r, x, u, w in zip(blk, nn.tolist(), up, lo):
+            v = np.concatenate([w[:x], u[::-1]])
+            with np.errstate(divide="ignore"):
+                v = v - _lse(v)
+            v.setflags(write=False)
+            out[r] = v
+        i = j
     return out
 
 
 # ------------------------------------------------------------------------------ exact tail
 
 
+#: PMF values below (mode − _TRUNC) in log space are left out of the exact sum (each is below
+#: e^-800 of the mode); the sum is redone in full unless it exceeds the dropped mass by e^40.
+_TRUNC = 800.0
+
+
+def _window(lp: np.ndarray, trunc: bool):
+    """Index range [lo, hi] of lp's values ≥ max − _TRUNC and a log bound on the mass outside."""
+    if not trunc:
+        return 0, lp.size - 1, -np.inf
+    top = float(lp.max())
+    keep = np.flatnonzero(lp >= top - _TRUNC)
+    lo, hi = int(keep[0]), int(keep[-1])
+    dropped = lp.size - (hi - lo + 1)
+    return lo, hi, (math.log(dropped) + top - _TRUNC) if dropped else -np.inf
+
+
 def log_tail_exact(
-    lp_i: np.ndarray, lp_j: np.ndarray, n_i: int, n_j: int, m: np.ndarray
+    lp_i: np.ndarray, lp_j: np.ndarray, n_i: int, n_j: int, m: np.ndarray, *, _trunc: bool = True
 ) -> np.ndarray:
-    """log P(|D_i n_j − D_j n_i| ≥ m) for integer m ≥ 0 (array), from the two log-PMFs."""
+    """log P(|D_i n_j − D_j n_i| ≥ m) for integer m ≥ 0 (array), from the two log-PMFs.
+
+    Values of the PMFs below e^-800 of their modes are left out (each sum of positive terms is
+    then checked to exceed the left-out mass by a factor e^40, else redone in full), so the
+    relative error stays that of the PMFs (~n·1e-16) while the work is over their bulk only.
+    """
     m = np.asarray(m, dtype=np.int64)
     if n_i > n_j:  # sum over the smaller group (|T| is symmetric in i, j)
         lp_i, lp_j, n_i, n_j = lp_j, lp_i, n_j, n_i
+    lo_i, hi_i, drop_i = _window(lp_i, _trunc)
+    lo_j, hi_j, drop_j = _window(lp_j, _trunc)
+    drop = np.logaddexp(drop_i, drop_j)
+    wi, wj = lp_i[lo_i:hi_i + 1], lp_j[lo_j:hi_j + 1]
+    t0, nw = lo_j - n_j, hi_j - lo_j + 1  # window of D_j: t0 .. t0 + nw − 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_f = np.concatenate([[-np.inf], np.logaddexp.accumulate(lp_j)])  # [t + n_j + 1]: ≤ t
-        log_s = np.concatenate([np.logaddexp.accumulate(lp_j[::-1])[::-1], [-np.inf]])  # [t + n_j]: ≥ t
-        x = np.arange(-n_i, n_i + 1, dtype=np.int64)
+        log_f = np.concatenate([[-np.inf], np.logaddexp.accumulate(wj)])  # [t − t0 + 1]: ≤ t
+        log_s = np.concatenate([np.logaddexp.accumulate(wj[::-1])[::-1], [-np.inf]])  # [t − t0]: ≥ t
+        x = np.arange(lo_i - n_i, hi_i - n_i + 1, dtype=np.int64)
         out = np.zeros(m.shape)
         flat_m, flat_out = m.reshape(-1), out.reshape(-1)
         for idx, mm in enumerate(flat_m.tolist()):
@@ -174,31 +344,45 @@ def log_tail_exact(
                 continue
             t_lo = np.floor_divide(x * n_j - mm, n_i)
             t_hi = -np.floor_divide(-(x * n_j + mm), n_i)
-            lo = log_f[np.clip(t_lo + n_j + 1, 0, 2 * n_j + 1)]
-            hi = log_s[np.clip(t_hi + n_j, 0, 2 * n_j + 1)]
-            flat_out[idx] = min(0.0, float(_sp.logsumexp(lp_i + np.logaddexp(lo, hi))))
+            lo = log_f[np.clip(t_lo - t0 + 1, 0, nw)]
+            hi = log_s[np.clip(t_hi - t0, 0, nw)]
+            val = _lse(wi + np.logaddexp(lo, hi))
+            if drop > -np.inf and not val - 40.0 > drop:  # left-out mass not negligible
+                val = float(log_tail_exact(lp_i, lp_j, n_i, n_j, np.array([mm]), _trunc=False)[0])
+            flat_out[idx] = min(0.0, val)
     return out
 
 
 # ------------------------------------------------------------------------------ saddlepoint
 
 
-def _step_weights(u, a, b, c):
-    """Tilted weights (w−, w0, w+) of one step in {−1, 0, 1} at tilt u, and log Z (stable)."""
+def _step_weights(u, a, b, c, need_lz: bool = True):
+    """Tilted weights (w−, w0, w+) of one step in {−1, 0, 1} at tilt u, and log Z (stable;
+    None when ``need_lz`` is False)."""
     m = np.abs(u)
     lm, l0, lp = np.log(a) - u - m, np.log(c) - m, np.log(b) + u - m
     top = np.maximum(np.maximum(lm, l0), lp)
     em, e0, ep = np.exp(lm - top), np.exp(l0 - top), np.exp(lp - top)
     z = em + e0 + ep
-    return em / z, e0 / z, ep / z, m + top + np.log(z)
+    if not need_lz:
+        return em / z, e0 / z, ep / z, None
+    lz = m + top + np.log(z)
+    # near u = 0, log Z(u) = log1p((a expm1(−u) + b expm1(u)) / (a + b + c)) keeps its relative
+    # digits (the sum above loses ~n·1e-16 absolute in n log Z, which Lugannani–Rice's w then
+    # amplifies: it once gave P = 0 for a tail of probability ½)
+    uu = np.clip(u, -1.0, 1.0)
+    with np.errstate(invalid="ignore"):
+        near = np.log1p((a * np.expm1(-uu) + b * np.expm1(uu)) / (a + b + c))
+    return em / z, e0 / z, ep / z, np.where(np.abs(u) < 1.0, near, lz)
 
 
 def _cumulants(wm, w0, wp):
     mu = wp - wm
     d_m, d_0, d_p = -1.0 - mu, -mu, 1.0 - mu
     k2 = wp * w0 + wm * w0 + 4.0 * wp * wm
-    m3 = wm * d_m**3 + w0 * d_0**3 + wp * d_p**3
-    m4 = wm * d_m**4 + w0 * d_0**4 + wp * d_p**4
+    s_m, s_0, s_p = d_m * d_m, d_0 * d_0, d_p * d_p  # products, not pow (several times faster)
+    m3 = wm * s_m * d_m + w0 * s_0 * d_0 + wp * s_p * d_p
+    m4 = wm * s_m * s_m + w0 * s_0 * s_0 + wp * s_p * s_p
     return mu, k2, m3, m4 - 3.0 * k2 * k2
 
 
@@ -266,9 +450,9 @@ def _log_lower_saddle(t, n, a, b, c):
 
 def _pair_kprime(theta, n_i, n_j, a, b, c):
     """d/dθ of the CGF of T = n_j D_i − n_i D_j, divided by n_i n_j."""
-    wm, _, wp, _ = _step_weights(theta * n_j, a, b, c)
+    wm, _, wp, _ = _step_weights(theta * n_j, a, b, c, False)
     mu_i = wp - wm
-    wm2, _, wp2, _ = _step_weights(-theta * n_i, a, b, c)
+    wm2, _, wp2, _ = _step_weights(-theta * n_i, a, b, c, False)
     return mu_i - (wp2 - wm2)
 
 
@@ -282,7 +466,7 @@ def _window_centre(m, n_i, n_j, a, b, c):
         big = _pair_kprime(mid, n_i, n_j, a, b, c) >= target
         hi = np.where(big, mid, hi)
         lo = np.where(big, lo, mid)
-    wm, w0, wp, _ = _step_weights(hi * n_j, a, b, c)
+    wm, w0, wp, _ = _step_weights(hi * n_j, a, b, c, False)
     return n_i * (wp - wm), np.sqrt(n_i * (wp * w0 + wm * w0 + 4.0 * wp * wm))
 
 
@@ -406,9 +590,20 @@ def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.nda
         for k in idx.tolist():
             pk = None if probs is None else tuple(probs[k].tolist())
             groups.setdefault((int(n_i[k]), int(n_j[k]), pk), []).append(k)
-        for (ni, nj, pk), ks in groups.items():
-            lp_i, lp_j = log_diff_pmf(ni, pk), log_diff_pmf(nj, pk)
-            log_p[ks] = log_tail_exact(lp_i, lp_j, ni, nj, m[ks])
+        items = list(groups.items())
+        start = 0
+        while start < len(items):  # blocks of pairs: PMFs built together, bounded memory
+            stop, size = start, 0
+            while stop < len(items) and (stop == start or size < 4 * _BATCH_FLOATS):
+                size += 2 * (items[stop][0][0] + items[stop][0][1]) + 2
+                stop += 1
+            blk = items[start:stop]
+            dists = list(dict.fromkeys(d for (ni, nj, pk), _ in blk for d in ((ni, pk), (nj, pk))))
+            pmfs = dict(zip(dists, log_diff_pmfs([d[0] for d in dists],
+                                                 None if probs is None else [d[1] for d in dists])))
+            for (ni, nj, pk), ks in blk:
+                log_p[ks] = log_tail_exact(pmfs[(ni, pk)], pmfs[(nj, pk)], ni, nj, m[ks])
+            start = stop
     if use_saddle.any():
         s = use_saddle & (m > 0)
         if s.any():
