@@ -363,6 +363,7 @@ def audit(
     scan_lam: float = 0.0,
     scan_side: str = "both",
     scan_num_samples: int = 100,
+    scan_top_k: int = 1,
     **deprecated: Any,
 ) -> AuditFrame:
     r"""Audit a binary classifier for algorithmic bias and systemic disparity between groups.
@@ -418,6 +419,9 @@ def audit(
             ``"positive"`` (TPR-Scan only).
         scan_num_samples: randomization replicates of each scan's p-value (0: no test); replaces
             ``num_replicates``.
+        scan_top_k: subgroups reported per scan (default 1); k > 1 adds the next ones, found by
+            rescanning without the earlier ones' people, with family-wise p-values
+            (:func:`run_scans`'s ``top_k``; each scan's ``top`` list).
 
     Returns:
         :class:`AuditFrame`.
@@ -463,6 +467,7 @@ def audit(
     if nboot == 1:
         raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
     n_scan = _check_count(scan_num_samples, "scan_num_samples")
+    k_top = _check_count(scan_top_k, "scan_top_k", allow_zero=False)
     if min_group_size is None:
         min_n = _rule_min_group_size(a)
     else:
@@ -560,9 +565,10 @@ def audit(
         scan_res = run_scans(
             k_scan, y_true, y_pred, features if scan_features is None else scan_features,
             beneficial_label=beneficial_label, probabilities=scan_probabilities, lam=float(scan_lam),
-            num_samples=n_scan, side=scan_side,
+            num_samples=n_scan, side=scan_side, top_k=k_top,
         )
         settings["scan_num_samples"] = n_scan
+        settings["scan_top_k"] = k_top
     return AuditFrame(
         cms=cms if not integer else cms.astype(np.int64), groups=tuple(groups), names=names,
         by_group=by_group, overall=overall_s,
