@@ -128,7 +128,8 @@ class AuditFrame(NamedTuple):
             ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values, DI and its four-fifths
             reading, TE, the verdict, who is disadvantaged and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
-        scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``), or None.
+        scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``; each scan's
+            ``top`` lists its ``scan_top_k`` worst, see :func:`run_scans`), or None.
         notes: remarks worth reading (undefined metrics, fallbacks).
     """
 
