@@ -728,8 +728,7 @@ def _cmd_scan(args) -> int:
     except (ValueError, TypeError) as exc:
         raise _as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam",
                                "num_samples": "--replicates", "scan_probabilities": "--prob"}) from None
-    found = [line.strip() for line in scan_lines(res)]
-    print("\n".join(found))
+    print("\n".join(line[4:] for line in scan_lines(res)))  # "name: ..." and "  #j: ..." lines
     for n in notes:
         print(f"Note: {n}")
     if args.out:
