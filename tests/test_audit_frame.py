@@ -233,6 +233,52 @@ def test_scan_reports_the_disadvantaged_subgroup(tmp_path):
     assert res["subgroup"] == fpr["subgroup"] and res["score"] == pytest.approx(fpr["score"])
 
 
+def test_scan_top_k_in_audit_report_and_cli(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pd.DataFrame({"race": rng.choice(["r1", "r2", "r3"], n), "sex": rng.choice(["F", "M"], n)})
+    y = rng.integers(0, 2, n)  # 1 = beneficial
+    yh = np.where(rng.random(n) < 0.85, y, 1 - y)
+    p1 = (df["race"] == "r2").to_numpy() & (df["sex"] == "M").to_numpy()
+    p2 = (df["race"] == "r3").to_numpy() & (df["sex"] == "F").to_numpy()
+    yh = np.where((p1 | p2) & (y == 1) & (rng.random(n) < 0.7), 0, yh)
+    af = audit(0, y, yh, sensitive_features=df["race"], num_samples=0, scan=True, scan_features=df,
+               scan_side="negative", scan_num_samples=0, scan_top_k=2)
+    fpr = af.scan["fpr_scan"]
+    assert fpr["top_k"] == 2 and af.settings["scan_top_k"] == 2
+    assert sorted(t["size"] for t in fpr["top"]) == sorted([int(p1.sum()), int(p2.sum())])
+    assert {frozenset((c, v[0]) for c, v in t["subgroup"].items()) for t in fpr["top"]} == {
+        frozenset({("race", "r2"), ("sex", "M")}), frozenset({("race", "r3"), ("sex", "F")})}
+    assert fpr["subgroup"] == fpr["top"][0]["subgroup"] and fpr["size"] == fpr["top"][0]["size"]
+    text = af.summary()
+    assert "the top 2 subgroup(s)" in text and "#2: " in text and "no randomization test" in text
+    assert af.to_dict()["scan"]["fpr_scan"]["top"][1]["p_value"] is None
+    # default k = 1: the one-subgroup structure plus a one-element ``top``
+    one = audit(0, y, yh, sensitive_features=df["race"], num_samples=0, scan=True, scan_features=df,
+                scan_side="negative", scan_num_samples=0).scan["fpr_scan"]
+    assert one["top_k"] == 1 and len(one["top"]) == 1 and one["top"][0]["subgroup"] == one["subgroup"]
+    assert not one["description"].startswith("#1")
+    with pytest.raises(ValueError, match="^scan_top_k: must be ≥ 1"):
+        audit(0, y, yh, sensitive_features=df["race"], scan=True, scan_features=df, scan_top_k=0)
+    with pytest.raises(TypeError, match="^top_k: must be an integer"):
+        sig.run_scans(0, y, yh, df, top_k=True)
+    # the audit command: --scan --top 2 writes both subgroups to report.json and report.md
+    import ofijax.cli as cli
+
+    path = tmp_path / "two.csv"
+    df.assign(y=y, yh=yh).to_csv(path, index=False)
+    out = tmp_path / "r"
+    assert cli.main(["audit", "--data", str(path), "--label", "y", "--pred", "yh", "--group", "race",
+                     "--bootstrap", "0", "--no-plots", "--scan", "--attr", "race", "sex", "--replicates",
+                     "0", "--top", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "race in {r2} and sex in {M}" in printed and "race in {r3} and sex in {F}" in printed
+    rep = json.loads((out / "report.json").read_text())
+    assert len(rep["scan"]["fpr_scan"]["top"]) == 2 and len(rep["scan"]["tpr_scan"]["top"]) >= 1
+    md = (out / "report.md").read_text()
+    assert "race in {r2} and sex in {M}" in md and "race in {r3} and sex in {F}" in md
+
+
 # ------------------------------------------------------------------ verdicts in words ------------
 def _pair(af, i, j):
     return af.pairs.set_index(["group_i", "group_j"]).loc[(i, j)]

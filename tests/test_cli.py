@@ -291,3 +291,84 @@ def test_weight_column_matches_api(tmp_path, small_csv, capsys):
     for key in ("by_group", "pairs", "pairwise"):
         assert_close_json(report[key], api[key])
     capsys.readouterr()
+
+
+# ------------------------------------------------------------------ top-k subgroups ---------------
+def _two_planted(n=800, seed=1):
+    """Rows with two planted subgroups wrongly denied the benefit: r2 & M and r4 & F."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"race": rng.choice(["r1", "r2", "r3", "r4"], n), "sex": rng.choice(["F", "M"], n)})
+    y = rng.integers(0, 2, n)
+    yh = np.where(rng.random(n) < 0.9, y, 1 - y)
+    p1 = ((df.race == "r2") & (df.sex == "M")).to_numpy()
+    p2 = ((df.race == "r4") & (df.sex == "F")).to_numpy()
+    yh = np.where((p1 | p2) & (y == 1) & (rng.random(n) < 0.6), 0, yh)
+    return df.assign(y=y, pred=yh), p1, p2
+
+
+def test_scan_top_k_finds_both_planted_subgroups_api_and_cli(tmp_path, capsys):
+    from ofijax.auditing import run_scans
+
+    df, p1, p2 = _two_planted()
+    y, yh = df["y"].to_numpy(), df["pred"].to_numpy()
+    res = run_scans(0, y, yh, df[["race", "sex"]], side="negative", num_samples=19, top_k=3)
+    f = res["fpr_scan"]
+    top = f["top"]
+    assert f["top_k"] == 3 and 2 <= len(top) <= 3 and [t["rank"] for t in top] == list(range(1, len(top) + 1))
+    found = [t["subgroup"] for t in top[:2]]
+    assert {"race": ["r2"], "sex": ["M"]} in found and {"race": ["r4"], "sex": ["F"]} in found
+    # backward-compatible keys = the first find; sizes, rates against NumPy counts
+    assert f["subgroup"] == top[0]["subgroup"] and f["p_value"] == top[0]["p_value"]
+    earlier = np.zeros(len(df), bool)
+    for t in top[:2]:
+        rows = p1 if t["subgroup"]["race"] == ["r2"] else p2
+        cls = rows & (y == 1)
+        assert t["size"] == rows.sum() and t["scanned_size"] == cls.sum()
+        assert t["rate"] == pytest.approx(np.mean(yh[cls] == 0), abs=1e-12)
+        rest = ~rows & ~earlier & (y == 1)
+        assert t["rate_rest"] == pytest.approx(np.mean(yh[rest] == 0), abs=1e-12)
+        earlier |= rows
+        # family-wise p from 19 replicates: both planted finds beat every replicate's maximum
+        assert t["p_value"] == pytest.approx(1 / 20)
+        assert "family-wise p = 0.050 over the top 3" in t["description"]
+    assert "not counting the people of subgroup #1" in top[1]["description"]
+    assert all(t["p_value"] >= top[0]["p_value"] - 1e-12 for t in top if t["score"] <= top[0]["score"])
+
+    # the same through the CLI: printed in words and written to scan.json / scan.md
+    path = tmp_path / "two.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "s"
+    assert main(["scan", "--data", str(path), "--label", "y", "--pred", "pred", "--attr", "race", "sex",
+                 "--side", "negative", "--replicates", "19", "--top", "3", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "top 3 subgroups per scan" in text and "family-wise p-value is the chance" in text
+    assert "#1: race in {r2} and sex in {M}" in text or "#1: race in {r4} and sex in {F}" in text
+    assert "race in {r2} and sex in {M}" in text and "race in {r4} and sex in {F}" in text
+    js = json.loads((out / "scan.json").read_text())
+    assert js["top_k"] == 3
+    cli_top = js["results"]["fpr_scan"]["top"]
+    assert [t["subgroup"] for t in cli_top] == [t["subgroup"] for t in top]
+    assert [t["p_value"] for t in cli_top] == pytest.approx([t["p_value"] for t in top])
+    md = (out / "scan.md").read_text()
+    assert "## Worst subgroups" in md and "race in {r4} and sex in {F}" in md
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
+def test_scan_top_bad_values_one_line_exit_2(tmp_path, small_csv, capsys, bad):
+    path, _ = small_csv
+    out = tmp_path / "o"
+    assert main(["scan", "--data", str(path), "--label", "y", "--pred", "pred", "--attr", "region",
+                 "--top", bad, "--out", str(out)]) == 2
+    err = errline(capsys)
+    assert err.startswith("ofijax scan: error: --top: must be") and not out.exists()
+
+
+def test_audit_top_needs_scan(tmp_path, small_csv, capsys):
+    path, _ = small_csv
+    out = tmp_path / "o"
+    assert main(["audit", "--data", str(path), "--label", "y", "--pred", "pred", "--group", "region",
+                 "--top", "2", "--out", str(out)]) == 2
+    assert "--top: only used with --scan" in errline(capsys) and not out.exists()
+    assert main(["audit", "--data", str(path), "--label", "y", "--pred", "pred", "--group", "region",
+                 "--scan", "--top", "0", "--out", str(out)]) == 2
+    assert errline(capsys).startswith("ofijax audit: error: --top: must be ≥ 1") and not out.exists()

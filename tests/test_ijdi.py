@@ -561,3 +561,20 @@ def test_lambda_from_costs():
         lambda_from_costs(1, 1, 0)
     with pytest.raises(ValueError, match="cost_fn"):
         lambda_from_costs(1, -1, 1)
+
+
+def test_top_k_later_find_counts_only_rows_not_in_earlier_finds():
+    # find 1: g = a (most denied); find 2: h = x, which overlaps g = a: its sizes exclude those rows
+    rng = np.random.default_rng(0)
+    n = 1200
+    df = pd.DataFrame({"g": rng.choice(list("abcd"), n), "h": rng.choice(list("xy"), n)})
+    y = rng.integers(0, 2, n)
+    den = np.where(df.g == "a", 0.7, np.where(df.h == "x", 0.35, 0.1))
+    yh = np.where(y == 1, (rng.random(n) > den).astype(int), 1 - (rng.random(n) < 0.1))
+    res = scan.fpr_scan(df, y, yh, top_k=2)  # label 1 = beneficial
+    assert [t.subset for t in res.top] == [{"g": ("a",)}, {"h": ("x",)}]
+    first = (df.g == "a").to_numpy()
+    later = (df.h == "x").to_numpy() & ~first
+    assert res.top[1].total_size == later.sum() and res.top[1].size == (later & (y == 1)).sum()
+    assert res.top[1].size == res.top[1].mask.sum() and not (res.top[1].mask & first).any()
+    assert "(not in the 1 earlier find)" in res.top[1].description

@@ -30,6 +30,7 @@ from ofijax.auditing._report import HOW_TO_READ as HOW_TO_READ
 from ofijax.auditing._report import format_p as format_p
 from ofijax.auditing._report import group_label as group_label
 from ofijax.auditing._report import render_report as render_report
+from ofijax.auditing._report import scan_lines as scan_lines
 from ofijax.auditing._report import to_jsonable as to_jsonable
 from ofijax.auditing._scans import run_scans as run_scans
 from ofijax.auditing._significance import NULLS as NULLS
@@ -66,6 +67,7 @@ __all__ = [
     "bin_features",
     "check_group_count",
     "render_report",
+    "scan_lines",
     "HOW_TO_READ",
     "format_p",
     "group_label",

@@ -129,7 +129,8 @@ class AuditFrame(NamedTuple):
             ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values, DI and its four-fifths
             reading, TE, the verdict, who is disadvantaged and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
-        scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``), or None.
+        scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``; each scan's
+            ``top`` lists its ``scan_top_k`` worst, see :func:`run_scans`), or None.
         notes: remarks worth reading (undefined metrics, fallbacks).
     """
 
@@ -389,6 +390,7 @@ def audit(
     scan_lam: float = 0.0,
     scan_side: str = "both",
     scan_num_samples: int = 100,
+    scan_top_k: int = 1,
     **deprecated: Any,
 ) -> AuditFrame:
     r"""Audit a binary classifier for algorithmic bias and systemic disparity between groups.
@@ -444,6 +446,9 @@ def audit(
             ``"positive"`` (TPR-Scan only).
         scan_num_samples: randomization replicates of each scan's p-value (0: no test); replaces
             ``num_replicates``.
+        scan_top_k: subgroups reported per scan (default 1); k > 1 adds the next ones, found by
+            rescanning without the earlier ones' people, with family-wise p-values
+            (:func:`run_scans`'s ``top_k``; each scan's ``top`` list).
 
     Returns:
         :class:`AuditFrame`.
@@ -479,6 +484,7 @@ def audit(
                                            num_samples=num_samples, min_group_size=min_group_size,
                                            beneficial_label=beneficial_label)
     n_scan = _check_count(scan_num_samples, "scan_num_samples")
+    k_top = _check_count(scan_top_k, "scan_top_k", allow_zero=False)
     k_boot, k_null, k_scan = jax.random.split(key, 3)
 
     for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
@@ -508,9 +514,10 @@ def audit(
         scan_res = run_scans(
             k_scan, y_true, y_pred, features if scan_features is None else scan_features,
             beneficial_label=beneficial_label, probabilities=scan_probabilities, lam=float(scan_lam),
-            num_samples=n_scan, side=scan_side,
+            num_samples=n_scan, side=scan_side, top_k=k_top,
         )
         settings["scan_num_samples"] = n_scan
+        settings["scan_top_k"] = k_top
     return af._replace(settings=settings, scan=scan_res)
 
 

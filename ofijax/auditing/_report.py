@@ -14,7 +14,7 @@ import pandas as pd
 
 from ofijax.auditing._verdicts import VERDICTS, severity_order
 
-__all__ = ["HOW_TO_READ", "format_p", "group_label", "render_report", "to_jsonable"]
+__all__ = ["HOW_TO_READ", "format_p", "group_label", "render_report", "scan_lines", "to_jsonable"]
 
 #: Most pairs listed in a rendered report (all of them are in ``AuditFrame.pairs`` / report.json).
 MAX_LISTED = 50
@@ -162,6 +162,22 @@ def _settings_line(af: Any) -> str:
     return line
 
 
+def scan_lines(scans: dict, md: bool = False) -> list[str]:
+    """The scans' findings in words, one bullet per scan (and per subgroup of a top-k scan)."""
+    lines = []
+    for name, r in scans.items():
+        top = r.get("top") or []
+        if len(top) > 1 or r.get("top_k", 1) > 1:
+            lines.append(f"{'- ' if md else '  - '}{name}: the top {len(top)} subgroup(s) (of "
+                         f"{r.get('top_k', len(top))} asked), each found without the people of the earlier "
+                         "ones; a family-wise p-value is the chance that any of them would score as high "
+                         "if the error rate were the same in every subgroup:")
+            lines += [f"{'  - ' if md else '      '}{t['description']}" for t in top]
+        else:
+            lines.append(f"{'- ' if md else '  - '}{name}: {r.get('description', r)}")
+    return lines
+
+
 def render_report(
     af: Any,
     fmt: str = "text",
@@ -271,8 +287,7 @@ def render_report(
 
     if af.scan:
         lines += h("Worst subgroups (scan)")
-        lines += [f"- {name}: {r.get('description', r)}" if md else f"  - {name}: {r.get('description', r)}"
-                  for name, r in af.scan.items()]
+        lines += scan_lines(af.scan, md)
     all_notes = list(af.notes) + [n for n in notes if n]
     if all_notes:
         lines += h("Notes")

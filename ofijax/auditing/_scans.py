@@ -52,6 +52,56 @@ def _draws_kw(fn: Any, n: int) -> dict:
     return {"num_samples": n} if "num_samples" in params else {"num_replicates": n}
 
 
+def _check_top_k(top_k: Any, name: str = "top_k") -> int:
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)):
+        raise TypeError(f"{name}: must be an integer ≥ 1 (how many subgroups to report); got {top_k!r}.")
+    if int(top_k) < 1:
+        raise ValueError(f"{name}: must be an integer ≥ 1 (how many subgroups to report); got {top_k!r}.")
+    return int(top_k)
+
+
+def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_harm: np.ndarray,
+          earlier: np.ndarray, *, klass: str, what: str, lam_txt: str, n_rep: int) -> dict:
+    """One subgroup found by a scan (find ``j`` of ``k``), in words; ``earlier``: rows of finds 1..j."""
+    sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
+    inside = np.ones(len(data), dtype=bool)
+    for c, vals in r.subset.items():
+        inside &= data[c].isin(list(vals)).to_numpy()
+    detected = r.score > 0
+    inside &= ~earlier & detected
+    in_cls, out_cls = inside & scanned, ~inside & ~earlier & scanned
+    rate = float(yhat_harm[in_cls].mean()) if in_cls.any() else math.nan
+    rest = float(yhat_harm[out_cls].mean()) if out_cls.any() else math.nan
+    sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, vals))}}}" for c, vals in sub.items()) or "everyone"
+    if j:
+        sub_txt += f" (not counting the people of subgroup{'s' if j > 1 else ''} " \
+                   f"{', '.join(f'#{i + 1}' for i in range(j))})"
+    others = f"the other people with {klass}" + (" not in an earlier subgroup" if j else "")
+    if math.isnan(r.p_value):
+        p_txt = "no randomization test"
+    elif k > 1:
+        p_txt = f"family-wise p = {format_p(r.p_value)} over the top {k} ({n_rep} randomization replicates)"
+    else:
+        p_txt = f"p = {format_p(r.p_value)} ({n_rep} randomization replicates)"
+    rank = f"#{j + 1}: " if k > 1 else ""
+    if detected:
+        desc = (f"{rank}{sub_txt}: {int(inside.sum()):,} people, {int(in_cls.sum()):,} of them with "
+                f"{klass}; among those, {100 * rate:.1f}% were {what}, vs {100 * rest:.1f}% of {others}"
+                f"{lam_txt}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}")
+        if r.unbounded:
+            desc += ("; every one of them was predicted harmful, so the score measures the scan's "
+                     "q cap, not the size of the effect")
+    else:
+        desc = f"{rank}no {'further ' if j else ''}subgroup detected among people with {klass}{lam_txt}"
+    return {
+        "rank": j + 1, "subgroup": sub if detected else {}, "size": int(inside.sum()),
+        "scanned_size": int(in_cls.sum()), "rate": rate, "rate_rest": rest,
+        "expected_rate": float(r.expected_rate), "score": float(r.score), "q": float(r.q),
+        "p_value": float(r.p_value), "unbounded": bool(r.unbounded), "converged": bool(r.converged),
+        "description": desc, "scan_description": r.description, "rows": inside,
+    }
+
+
 def run_scans(
     key: Any,
     y_true: Any,
@@ -64,8 +114,16 @@ def run_scans(
     num_samples: int = 100,
     side: str = "both",
     rate_scans: bool = True,
+    top_k: int = 1,
 ) -> dict:
     """Worst subgroups by FPR-/TPR-Scan (and IJDI-Scan with ``probabilities``), described in words.
+
+    With ``top_k=k`` each scan reports its k highest-scoring subgroups: the first is the scan's
+    result, each next one is found by rescanning without the people of the earlier ones (so the k
+    subgroups share no one), and each gets a **family-wise** p-value from the same randomization
+    replicates (each replicate reruns all k steps; its statistic is the largest of its k scores):
+    the chance that *any* of the k subgroups would score that high if the predictions were equally
+    accurate for everyone. A scan that finds nothing more stops early (fewer than k subgroups).
 
     Args:
         key: PRNG key or int seed (restarts and randomization replicates).
@@ -78,12 +136,31 @@ def run_scans(
         num_samples: randomization replicates of each p-value (0: no test).
         side: ``"negative"``, ``"positive"`` or ``"both"``.
         rate_scans: run FPR-/TPR-Scan (False: only IJDI-Scan).
+        top_k: how many subgroups to report per scan (default 1: the worst one, plain p-value).
 
     Returns:
         ``{scan name: dict}`` with ``side``, ``subgroup`` ({column: values}), ``size`` (people in
         the subgroup), ``scanned_size`` (of them, with the scanned true outcome), ``rate`` and
         ``rate_rest`` (share predicted harmful among the scanned class inside and outside the
-        subgroup), ``score``, ``q``, ``p_value``, ``num_samples``, ``converged``, ``description``.
+        subgroup), ``score``, ``q``, ``p_value``, ``num_samples``, ``converged``, ``description``
+        — all of the first subgroup — and ``top_k`` and ``top``: the list of the (up to k)
+        subgroups, each a dict with ``rank``, ``subgroup``, ``size``, ``scanned_size``, ``rate``,
+        ``rate_rest`` (the scanned class outside it and outside the earlier subgroups),
+        ``expected_rate`` (the scan's null rate), ``score``, ``q``, ``p_value`` (family-wise when
+        k > 1), ``unbounded``, ``converged``, ``description`` (in words) and ``scan_description``
+        (the scan result's own wording). ``size`` counts everyone in the subgroup not already in
+        an earlier one.
+
+    Examples:
+        >>> import numpy as np, pandas as pd
+        >>> from ofijax.auditing import run_scans
+        >>> df = pd.DataFrame({"g": ["a", "b", "c", "d"] * 50})
+        >>> y = np.ones(200, int)                                     # all truly deserving
+        >>> pred = np.where(df.g.isin(["a", "b"]), np.arange(200) % 5 != 0, 1)
+        >>> pred = np.where(df.g == "a", np.arange(200) % 8 > 4, pred)  # a: most denied, b: some
+        >>> res = run_scans(0, y, pred, df, side="negative", num_samples=0, top_k=2)
+        >>> [(t["subgroup"], t["size"]) for t in res["fpr_scan"]["top"]]
+        [({'g': ['a']}, 50), ({'g': ['b']}, 50)]
     """
     try:
         from ofijax import scan as scan_mod
@@ -99,6 +176,7 @@ def run_scans(
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples < 0:
         raise ValueError(f"num_samples: must be an integer ≥ 0; got {num_samples!r}.")
     n_rep = int(num_samples)
+    k_top = _check_top_k(top_k)
     yt = v.check_binary(y_true, "y_true").astype(np.int64)
     yp = v.check_binary(y_pred, "y_pred").astype(np.int64)
     if int(beneficial_label) == 1:
@@ -115,36 +193,30 @@ def run_scans(
     keys = jax.random.split(key, max(len(runs), 1))
     out = {}
     for (name, sd), k in zip(track(runs, "scans", unit="scans"), keys):
+        top_kw = {"top_k": k_top} if k_top > 1 else {}  # k = 1: the plain scan, plain p-value
         if name.startswith("ijdi"):
             fn = scan_mod.ijdi_scan
             r = fn(data, yt, yp, p_in, lam=lam, side=sd, key=k, beneficial_label=int(beneficial_label),
-                   **_draws_kw(fn, n_rep))
+                   **_draws_kw(fn, n_rep), **top_kw)
         else:
             fn = getattr(scan_mod, name)
-            r = fn(data, yt, yp, key=k, beneficial_label=int(beneficial_label), **_draws_kw(fn, n_rep))
+            r = fn(data, yt, yp, key=k, beneficial_label=int(beneficial_label), **_draws_kw(fn, n_rep),
+                   **top_kw)
         scanned = y_harm == (0 if sd == "negative" else 1)
         klass, what = _SCANS["fpr_scan" if sd == "negative" else "tpr_scan"][1:]
-        sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
-        inside = np.ones(len(data), dtype=bool)
-        for c, vals in r.subset.items():
-            inside &= data[c].isin(list(vals)).to_numpy()
-        in_cls, out_cls = inside & scanned, ~inside & scanned
-        rate = float(yhat_harm[in_cls].mean()) if in_cls.any() else math.nan
-        rest = float(yhat_harm[out_cls].mean()) if out_cls.any() else math.nan
-        sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, vals))}}}" for c, vals in sub.items()) or "everyone"
-        p_txt = ("no randomization test" if math.isnan(r.p_value)
-                 else f"p = {format_p(r.p_value)} ({n_rep} randomization replicates)")
         lam_txt = f" (IJDI-Scan, lambda = {lam:g}: beyond what the raised true risk justifies)" if name.startswith("ijdi") else ""
-        if r.score > 0:
-            desc = (f"{sub_txt}: {int(inside.sum()):,} people, {int(in_cls.sum()):,} of them with {klass}; "
-                    f"among those, {100 * rate:.1f}% were {what}, vs {100 * rest:.1f}% of the other "
-                    f"people with {klass}{lam_txt}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}")
-        else:
-            desc = f"no subgroup detected among people with {klass}{lam_txt}"
+        earlier = np.zeros(len(data), dtype=bool)
+        top = []
+        for j, rj in enumerate(r.top or (r,)):
+            f = _find(rj, j, k_top, data, scanned, yhat_harm, earlier, klass=klass, what=what,
+                      lam_txt=lam_txt, n_rep=n_rep)
+            earlier |= f.pop("rows")
+            top.append(f)
+        first = top[0]
         out[name] = {
-            "side": sd, "subgroup": sub, "size": int(inside.sum()), "scanned_size": int(in_cls.sum()),
-            "rate": rate, "rate_rest": rest, "score": float(r.score), "q": float(r.q),
-            "p_value": float(r.p_value), "num_samples": n_rep, "converged": bool(r.converged),
-            "description": desc,
+            "side": sd, **{key_: first[key_] for key_ in ("subgroup", "size", "scanned_size", "rate",
+                                                          "rate_rest", "score", "q", "p_value")},
+            "num_samples": n_rep, "converged": first["converged"], "description": first["description"],
+            "top_k": k_top, "top": top,
         }
     return out

@@ -430,6 +430,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "sex, age_cat, c_charge_degree)")
     s.add_argument("--replicates", type=int, default=100,
                    help="randomization replicates of each scan p-value (with --scan)")
+    s.add_argument("--top", metavar="K", type=_positive_int("--top", 1), default=1,
+                   help="with --scan: report the K worst subgroups of each scan (each found without the "
+                        "earlier ones' people), with family-wise p-values")
     o = pa.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", default="ofijax-report",
                    help="directory for report.json, report.md and the heatmap PNGs")
@@ -473,6 +476,10 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--side", choices=("negative", "positive", "both"), default="both",
                     help="negative = rows with label 0 (FPR), positive = rows with label 1 (TPR)")
     ps.add_argument("--replicates", type=int, default=200, help="randomization replicates of the p-value")
+    ps.add_argument("--top", metavar="K", type=_positive_int("--top", 1), default=1,
+                    help="report the K worst subgroups of each scan: each next one found by rescanning "
+                         "without the earlier ones' people, each with a family-wise p-value (the chance "
+                         "that any of the K would score as high by chance)")
     ps.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
     ps.add_argument("--out", metavar="DIR", help="optional directory for scan.json")
     ps.add_argument("--force", action="store_true", help="replace an existing --out folder")
@@ -593,6 +600,8 @@ def _cmd_audit(args) -> int:
         attrs = args.attr or (defaults.get("attr") if not args.data else None) or list(args.group)
     elif args.attr:
         raise UserError("--attr: only used with --scan.")
+    elif args.top != 1:
+        raise UserError("--top: only used with --scan.")
     prep = prepare(
         df, label=args.label, pred=args.pred, groups=args.group, positive=args.positive,
         dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=attrs, source=desc,
@@ -611,7 +620,7 @@ def _cmd_audit(args) -> int:
             method=args.method, correction=args.correction, confidence=args.confidence,
             num_samples=args.bootstrap, di_variant=args.di_variant, bins=args.bins,
             max_levels=args.max_levels, scan=args.scan, scan_features=scan_features,
-            scan_num_samples=args.replicates,
+            scan_num_samples=args.replicates, scan_top_k=args.top,
         )
     except (ValueError, TypeError) as exc:
         raise _as_option(exc) from None
@@ -708,7 +717,7 @@ def _cmd_scan(args) -> int:
     )
     import jax
 
-    from ofijax.auditing import run_scans, to_jsonable
+    from ofijax.auditing import run_scans, scan_lines, to_jsonable
 
     frame = prep["frame"]
     attrs = _binned(frame[list(args.attr)], args, "--attr")
@@ -724,27 +733,34 @@ def _cmd_scan(args) -> int:
         notes.append("P(label | attributes) estimated in sample by logistic regression on the --attr "
                      "columns (as the IJDI paper); pass --prob to use your own estimate.")
     print(f"ofijax scan of {desc}: {len(prep['y'])} rows, attributes {', '.join(args.attr)}; "
-          f"{args.replicates} randomization replicates per scan", flush=True)
+          f"{args.replicates} randomization replicates per scan"
+          + (f"; top {args.top} subgroups per scan" if args.top > 1 else ""), flush=True)
     try:
         res = run_scans(
             jax.random.key(args.seed), prep["y"], prep["yhat"], attrs, beneficial_label=beneficial,
             probabilities=prob, lam=args.lam, num_samples=args.replicates, side=args.side,
-            rate_scans=args.lam == 0 or prob is None,
+            rate_scans=args.lam == 0 or prob is None, top_k=args.top,
         )
     except (ValueError, TypeError) as exc:
         raise _as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam",
                                "num_samples": "--replicates", "scan_probabilities": "--prob"}) from None
-    for name, r in res.items():
-        print(f"{name}: {r['description']}")
+    print("\n".join(line[4:] for line in scan_lines(res)))  # "name: ..." and "  #j: ..." lines
     for n in notes:
         print(f"Note: {n}")
     if args.out:
         with report_dir(args.out, args.force) as tmp:
             with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
                 json.dump(to_jsonable({"data": desc, "attributes": list(args.attr), "lam": args.lam,
-                                       "seed": args.seed, "results": res, "notes": notes}), fh, indent=2,
-                          allow_nan=False)
-        print(f"Wrote scan.json to {args.out}/")
+                                       "seed": args.seed, "top_k": args.top, "results": res,
+                                       "notes": notes}), fh, indent=2, allow_nan=False)
+            with open(os.path.join(tmp, "scan.md"), "w", encoding="utf-8") as fh:
+                fh.write("\n".join(["# ofijax scan report", "", f"- data: {desc}, {len(prep['y'])} rows",
+                                     f"- attributes: {', '.join(map(str, args.attr))}",
+                                     f"- command: `ofijax {' '.join(args.argv)}`", "",
+                                     "## Worst subgroups", "", *scan_lines(res, md=True),
+                                     *(["", "## Notes", ""] + [f"- {n}" for n in notes] if notes else [])])
+                         + "\n")
+        print(f"Wrote scan.json, scan.md to {args.out}/")
     return 0
 
 

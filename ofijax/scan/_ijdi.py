@@ -212,7 +212,7 @@ _SIDE_TEXT = {
 
 
 def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, cap, p_val,
-              kind, lam):
+              kind, lam, rank=0):
     truth, verb, how, rate = _SIDE_TEXT[side.side]
     b = side.beneficial_label
     t_label = b if side.side == "negative" else 1 - b
@@ -221,8 +221,9 @@ def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, c
     if not score > 0:
         return (f"{name}: no subgroup detected among the rows whose true outcome is {truth} "
                 f"(y_true = {t_label})")
+    later = f" (not in the {rank} earlier find{'s' if rank > 1 else ''})" if rank else ""
     text = (f"{name}: among rows whose true outcome is {truth} (y_true = {t_label}), those with "
-            f"{subset_text(subset)} are {verb} (y_pred = {b if side.side == 'positive' else 1 - b})"
+            f"{subset_text(subset)}{later} are {verb} (y_pred = {b if side.side == 'positive' else 1 - b})"
             f" {how} often than expected — predicted harmful at rate {obs:.3f} vs expected "
             f"{exp:.3f}: {rate}. Subgroup: {total} rows in all, {size} with true outcome {truth}; "
             f"odds ×{q:.3g}, score {score:.2f}")
@@ -238,8 +239,10 @@ def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, c
     return text
 
 
-def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=()):
-    """A :class:`ScanResult` from one (numpy) :class:`Alg1Out`; ``rows_in``: side rows in S."""
+def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=(),
+           exclude=None, rank=0):
+    """A :class:`ScanResult` from one (numpy) :class:`Alg1Out`; ``rows_in``: side rows in S;
+    ``exclude``: ``(n,)`` rows of earlier top-k finds (not counted in ``total_size``)."""
     detected = float(out.score) > 0
     if not detected:
         rows_in = np.zeros_like(rows_in)
@@ -248,7 +251,10 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
     p_scan = np.full(side.n, np.nan)
     p_scan[side.rows] = out.state.p_scan[: side.rows.size]
     subset = subset_dict(side.enc, out.mask, out.listed, normalize=True) if detected else {}
-    total = int(_total_rows(side, subset).sum()) if detected else 0
+    in_total = _total_rows(side, subset) if detected else np.zeros(side.n, bool)
+    if exclude is not None:
+        in_total &= ~exclude
+    total = int(in_total.sum())
     size = int(rows_in.sum())
     score = float(out.score) if detected else 0.0
     q = float(np.exp(out.log_q)) if detected else 1.0
@@ -268,7 +274,7 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
         null_scores=null,
         total_size=total,
         description=_describe(side, subset, total, size, score, q, obs, exp, unbounded, qb[1],
-                              p_val, kind, lam),
+                              p_val, kind, lam, rank),
         observed_rate=obs,
         expected_rate=exp,
         unbounded=bool(unbounded),
@@ -373,7 +379,7 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
             null, bad = steps_null_scores(key, sspec, data, p_null, basis, params, None,
                                           num_samples=rnd.num_samples,
                                           replicate_chunk=rnd.replicate_chunk)
-            results = []
+            results, earlier = [], np.zeros(side.n, bool)
             for j in range(opts.top_k):
                 out = jax.tree.map(lambda a, j=j: a[j], outs)
                 if j > 0 and not float(out.score) > 0:
@@ -384,10 +390,13 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
                 if j == 0:
                     _warn_outcome(side, out, rows_in, steps, spec.kind, eps, cap)
                 score = float(out.score) if float(out.score) > 0 else 0.0
-                results.append(_build(
+                res_j = _build(
                     side, problem, out, rows_in, steps=steps,
-                    null=null if rnd.num_samples else None,
-                    p_val=p_value(score, null) if rnd.num_samples else math.nan, **common))
+                    null=null if rnd.num_samples else None, exclude=earlier, rank=j,
+                    p_val=p_value(score, null) if rnd.num_samples else math.nan, **common)
+                results.append(res_j)
+                if res_j.score > 0:  # the rows (both classes) of this find: not counted again
+                    earlier = earlier | _total_rows(side, res_j.subset)
             res = results[0]._replace(top=tuple(results))
     if bad:
         warnings.warn(

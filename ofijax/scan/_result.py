@@ -35,7 +35,8 @@ class ScanResult(NamedTuple):
       p_value: randomization-test p-value ``(1 + #{F* ≥ F}) / (R + 1)`` (NaN without a test;
         with ``top_k``: family-wise, see :func:`bias_scan`).
       null_scores: ``(R,)`` replicate scores (None without a test).
-      total_size: rows of S in the whole input, whatever their class.
+      total_size: rows of S in the whole input, whatever their class (a top-k find after the
+        first: not counting the rows of the earlier finds, which its rescan removed).
       description: what the result means, in words: which rate is raised for which rows, both
         rates, both sizes, and a warning when the score is an artefact of the q cap.
       observed_rate: rate of the scanned outcome among the scanned rows of S (Bias Scan: of
