@@ -18,6 +18,8 @@ import os
 import time
 from typing import Any
 
+from ofijax.auditing import format_p, to_jsonable
+
 __all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan"]
 
 _SCAN_TEXT = {
@@ -106,28 +108,6 @@ def _statistics(args: Any, *, group, attrs, beneficial: int):
         _fail("--data: " + msg[len("data: "):] if msg.startswith("data: ") else msg)
 
 
-def _clean(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): _clean(x) for k, x in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(x) for x in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def _fmt_p(p: float) -> str:
-    if p is None or math.isnan(p):
-        return "n/a"
-    return "<1e-12" if p < 1e-12 else (f"{p:.2e}" if p < 1e-3 else f"{p:.3f}")
-
-
 def run_scans(key, cells, beneficial: int, num_replicates: int, side: str = "both") -> dict:
     """FPR-/TPR-Scan from cell statistics in the harm orientation (as ``audit(scan=True)``)."""
     import jax
@@ -142,10 +122,10 @@ def run_scans(key, cells, beneficial: int, num_replicates: int, side: str = "bot
         fn = stats.fpr_scan_cells if name == "fpr_scan" else stats.tpr_scan_cells
         r = fn(harm, key=k, num_replicates=num_replicates, beneficial_label=0)
         what = _SCAN_TEXT[name][1]
-        sub = {str(c): [_clean(x) for x in vals] for c, vals in r.subset.items()}
+        sub = {str(c): [to_jsonable(x) for x in vals] for c, vals in r.subset.items()}
         sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in sub.items())
         p_txt = ("no randomization test" if math.isnan(r.p_value)
-                 else f"p = {_fmt_p(r.p_value)} ({num_replicates} replicates)")
+                 else f"p = {format_p(r.p_value)} ({num_replicates} replicates)")
         desc = (f"{sub_txt} ({r.size} rows): {what}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}"
                 if r.score > 0 else f"no subgroup detected ({what})")
         out[name] = {
@@ -232,7 +212,7 @@ def cmd_scan(args: Any) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "scan.json"), "w", encoding="utf-8") as fh:
-            json.dump(_clean({"data": desc, "attributes": list(args.attr), "lam": args.lam,
+            json.dump(to_jsonable({"data": desc, "attributes": list(args.attr), "lam": args.lam,
                               "seed": args.seed, "results": res, "notes": []}), fh, indent=2,
                       allow_nan=False)
         print(f"Wrote scan.json to {args.out}/")

@@ -15,15 +15,6 @@ import pandas as pd
 
 from ofijax._validation import check_choice
 
-__all__ = [
-    "load_compas",
-    "load_german",
-    "load_adult",
-    "load_acs_employment",
-    "ACS_RACE_NAMES",
-    "ACS_EMPLOYMENT_FEATURES",
-]
-
 #: SHA-256 of the ORIGINAL (uncompressed) bytes of each packaged file; see data/PROVENANCE.md.
 _SHA256 = {
     "compas-scores-two-years.csv.gz": (
