@@ -237,7 +237,7 @@ def test_public_api_is_curated():
     for name in ofijax.__all__:
         assert hasattr(ofijax, name), name
     public = {n for n in dir(ofijax) if not n.startswith("_")}
-    modules = {"scan", "distributions", "diff", "datasets", "audit", "cli"}
+    modules = {"scan", "distributions", "diff", "datasets", "audit", "cli", "stats"}
     assert public - set(ofijax.__all__) - modules == set()
 
 

@@ -25,7 +25,7 @@ def test_default_restarts_give_a_key_stable_result_on_compas():
     drop = {"Sex": "Female", "Prior Offenses": "None", "ChargeDegree": "M", "Under 25": False}
     p = estimate_true_probabilities(df[FEATURES], y, drop_first=drop)
     out = [ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0, num_restarts=DEFAULT_RESTARTS,
-                     key=jax.random.key(k)) for k in range(4)]
+                     key=jax.random.key(k), beneficial_label=0) for k in range(4)]
     assert DEFAULT_RESTARTS >= 50
     assert all(r.subset == out[0].subset for r in out), [r.subset for r in out]
     assert max(r.score for r in out) - min(r.score for r in out) < 1e-9

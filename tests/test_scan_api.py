@@ -239,3 +239,14 @@ def test_bins_and_high_cardinality_columns():
     with pytest.raises(ValueError, match="^bins: column 'sex' is not numeric"):
         bias_scan(df, y, p, bins={"sex": 2})
     assert score_subset(many, y, p, {}, max_values=None).size == len(y)  # the limit can be lifted
+
+
+def test_estimate_true_probabilities_refuses_a_huge_design():
+    import pandas as pd
+
+    from ofijax.scan import estimate_true_probabilities
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 10_000, 20_000).astype(str)})
+    with pytest.raises(ValueError, match=r"^data: the one-hot design has"):
+        estimate_true_probabilities(X, rng.integers(0, 2, 20_000))

@@ -669,7 +669,7 @@ def _finish_audit(args, af, report: dict, desc: str, rows: int, elapsed: float) 
         for r in af.pairs["reading"]:
             print(r)
     else:
-        print(f"ofijax audit of {desc}: {rows:,} rows, groups by {', '.join(args.group)}, "
+        print(f"ofijax audit of {desc}: {rows} rows, groups by {', '.join(args.group)}, "
               f"label {args.label!r}, prediction {args.pred!r}")
         print()
         print(af.summary())

@@ -91,7 +91,7 @@ def chebyshev_cell_features(p_rows, cell_index, num_cells: int, *, direction: st
     in the rows, so sums over batches are the features of the union.
     """
     with jax.enable_x64(True):
-        b = make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
+        b = make_basis("chebyshev", direction=direction, q_bounds=q_bounds, reduced=False)
         k = b.num_features
         e = np.expm1(np.asarray(b.values))
     p = np.asarray(p_rows, np.float64)
@@ -197,7 +197,7 @@ def scan_cells(
                 basis = make_basis("exact", direction=direction, q_bounds=q_bounds,
                                    p_values=p_values)
             else:
-                basis = make_basis("chebyshev", direction=direction, q_bounds=q_bounds,
+                basis = make_basis("chebyshev", direction=direction, q_bounds=q_bounds, reduced=False,
                                    num_features=int(np.shape(features)[1]))
             phi = _pad(features, pad)
         r = scan_arrays(key, problem, phi, y_pad, basis, penalty=float(penalty),

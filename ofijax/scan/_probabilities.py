@@ -40,6 +40,10 @@ def _frame(data: Any) -> pd.DataFrame:
     return pd.DataFrame({m: arr[:, m] for m in range(arr.shape[1])})
 
 
+#: Largest one-hot design (columns) estimate_true_probabilities fits.
+_MAX_DESIGN_COLUMNS = 2_000
+
+
 def one_hot_design(data: Any, drop_first: bool | Mapping = False) -> tuple[np.ndarray, list]:
     """One-hot design matrix of categorical columns, levels in sorted order.
 
@@ -206,6 +210,11 @@ def estimate_true_probabilities(
         raise ValueError(f"cross_fit: must be 0 (in-sample) or an integer k ≥ 2; got {cross_fit!r}.")
     y = check_binary(y_true, "y_true").astype(np.float64)
     X, _ = one_hot_design(data, drop_first)
+    if X.shape[1] > _MAX_DESIGN_COLUMNS:  # Newton's method solves a D × D system: refuse, don't hang
+        raise ValueError(
+            f"data: the one-hot design has {X.shape[1]:,} columns (more than {_MAX_DESIGN_COLUMNS:,}); "
+            "bin or group high-cardinality columns first, or pass your own probabilities."
+        )
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(
             f"y_true: must be 1-D with one label per row of data ({X.shape[0]}); got shape {y.shape}."
