@@ -13,6 +13,9 @@ Workloads (full sizes; ``--quick`` shrinks each to seconds on a CPU):
   (10^4 rows × 4 × 5).
 * ``ijdi_randomization``: IJDI-Scan (Algorithm 1, λ = 1) on the COMPAS negatives with R = 1,000
   replicates, each rerunning the whole edge-case loop (batched slots).
+* ``batch_audit``: ``ofijax.audit_batch`` of 2,000 decision thresholds of one score × 6 groups ×
+  10^6 rows (``threshold_sweep`` plus the batched exact / saddlepoint p-value engine, Holm within
+  and across candidates).
 
 Each workload reports ``first`` (compile + run, a fresh process's first call) and ``warm`` (a
 second call) wall time in seconds, and its throughput. The full run is sized to finish in under
@@ -56,6 +59,7 @@ FULL = {
     "fpr_randomization": dict(n=10_000, m=4, v=5, reps=10_000),
     "bias_randomization": dict(n=10_000, m=4, v=5, reps=10_000),
     "ijdi_randomization": dict(reps=1_000),
+    "batch_audit": dict(n=10**6, thresholds=2_000),
 }
 # --quick: every workload in seconds on a CPU; the two bias scans share one shape bucket (and so
 # one compilation), as do the two randomization tests' problems.
@@ -66,6 +70,7 @@ QUICK = {
     "fpr_randomization": dict(n=2_000, m=4, v=5, reps=16),
     "bias_randomization": dict(n=2_000, m=4, v=5, reps=16),
     "ijdi_randomization": dict(reps=8),
+    "batch_audit": dict(n=20_000, thresholds=50),
 }
 
 
@@ -148,6 +153,26 @@ def run_ijdi_randomization(c):
             "p_value": res.p_value}
 
 
+def run_batch_audit(c):
+    from ofijax.auditing import audit_batch
+
+    rng = np.random.default_rng(4)
+    shares = np.array([0.35, 0.25, 0.15, 0.12, 0.08, 0.05])
+    g = rng.choice(len(shares), size=c["n"], p=shares)
+    shift = np.linspace(-0.3, 0.3, len(shares))[g]
+    y = (rng.random(c["n"]) < 0.4 + 0.1 * np.sign(shift)).astype(np.int8)
+    score = 1.0 / (1.0 + np.exp(-(1.5 * (y - 0.5) + shift + rng.normal(0.0, 1.0, c["n"]))))
+    thresholds = np.linspace(0.05, 0.95, c["thresholds"])
+    groups = np.array([f"g{j}" for j in range(len(shares))])[g]
+    res, first, warm = timed(lambda: audit_batch(y, scores=score, thresholds=thresholds,
+                                                 sensitive_features=groups))
+    pairs = res.pairs
+    return {"rows": c["n"], "candidates": c["thresholds"], "pairs": len(pairs),
+            "first_s": first, "warm_s": warm, "candidates_per_s": c["thresholds"] / warm,
+            "approximate_share": float(np.mean(pairs["approximate"])) if "approximate" in pairs
+            else float("nan")}
+
+
 RUNNERS = {
     "montecarlo": run_montecarlo,
     "bias_rows": run_bias,
@@ -155,6 +180,7 @@ RUNNERS = {
     "fpr_randomization": run_fpr_randomization,
     "bias_randomization": run_bias_randomization,
     "ijdi_randomization": run_ijdi_randomization,
+    "batch_audit": run_batch_audit,
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ["montecarlo", "bias_rows", "bias_wide", "fpr_randomization", "bias_randomization",
-             "ijdi_randomization"]
+             "ijdi_randomization", "batch_audit"]
 
 
 def test_gpu_check_quick(tmp_path):
