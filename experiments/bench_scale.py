@@ -176,7 +176,8 @@ def main() -> None:
     size = sum(os.path.getsize(p) for p in paths)
     per_file = -(-rows // files)
     print(f"generated {rows:,} rows in {len(paths)} files ({size / 2**30:.2f} GiB) in {t_gen:.0f} s")
-    res = {"rows": rows, "parquet_gib": size / 2**30}
+    res = {"rows": rows, "parquet_gib": size / 2**30, "generate_s": t_gen,
+           "load_avg_1m_start": os.getloadavg()[0]}
     # the exact OFI test convolves PMFs of length 2n + 1 (O(n) memory per group): above 10 M rows
     # the audit uses its Monte Carlo p-values so the whole run stays in bounded memory
     method = args.audit_method or ("exact" if rows <= 10_000_000 else "monte_carlo")
@@ -190,7 +191,15 @@ def main() -> None:
           f"({s['cells']:,} cell entries)")
     res.update({f"stream_{k}": v for k, v in s.items() if not isinstance(v, dict | list)})
     k = max(1, min(len(paths), pandas_rows // per_file))
-    pd_res = _child("pandas", {"files": paths[:k]})
+    while True:  # the largest prefix that fits: halve it if pandas runs out of memory
+        try:
+            pd_res = _child("pandas", {"files": paths[:k]})
+            break
+        except RuntimeError as exc:
+            if k == 1:
+                raise
+            print(f"pandas peer failed on {k * per_file:,} rows ({str(exc)[-200:]!r}); halving")
+            k //= 2
     print(f"pandas peer: {pd_res['rows']:,} rows, read {pd_res['read_s']:.1f} s + groupby "
           f"{pd_res['groupby_s']:.1f} s ({pd_res['rows_per_s']:,.0f} rows/s), peak RSS "
           f"{pd_res['peak_rss_gib']:.2f} GiB")
@@ -201,6 +210,8 @@ def main() -> None:
         print(f"spark local: {sp['rows']:,} rows, startup {sp['startup_s']:.1f} s, aggregate "
               f"{sp['aggregate_s']:.1f} s ({sp['rows_per_s']:,.0f} rows/s)")
         res.update({f"spark_{k_}": v for k_, v in sp.items()})
+    res["load_avg_1m_end"], res["load_avg_5m_end"], res["load_avg_15m_end"] = os.getloadavg()
+    print(f"load average at the end: {os.getloadavg()}")
     if not args.keep and not args.dir:
         shutil.rmtree(base, ignore_errors=True)
     if not args.quick:
