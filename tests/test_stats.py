@@ -354,8 +354,10 @@ def test_bias_scan_streamed_equals_row_scan(random_df, tmp_path):
     assert bc.n.sum() == n and bc.positives.sum() == y.sum()
 
 
-def test_replicates_under_jax_distributed_equal_one_process():
-    """Two local CPU processes under jax.distributed split the replicates; same null scores."""
+@pytest.fixture(scope="module")
+def distributed_runs():
+    """Two local CPU processes under jax.distributed (tests/_dist_worker.py) and the same work in
+    this one process: ``(per-process results, single-process reference)``."""
     import json
     import os
     import socket
@@ -363,24 +365,49 @@ def test_replicates_under_jax_distributed_equal_one_process():
     import sys
     from pathlib import Path
 
-    from ofijax.scan import scan_cells
-
+    here = Path(__file__).resolve()
+    sys.path.insert(0, str(here.parent))
+    try:
+        import _dist_worker
+    finally:
+        sys.path.remove(str(here.parent))
     with socket.socket() as s:
         s.bind(("localhost", 0))
         port = s.getsockname()[1]
-    worker = Path(__file__).with_name("_dist_worker.py")
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(here.parents[1]))
+    env.pop("XLA_FLAGS", None)  # one CPU device per process, as in this process
+    procs = [subprocess.Popen([sys.executable, str(here.with_name("_dist_worker.py")), str(i),
+                               str(port)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
              for i in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
     res = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
-    ref = scan_cells(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), [2, 2],
-                     np.array([50, 60, 70, 80]), np.array([30, 10, 12, 15]),
-                     key=jax.random.key(5), num_replicates=7)
+    assert len(jax.local_devices()) == 1  # the reference runs blocks of the same shape
+    return res, _dist_worker.run()
+
+
+def test_replicates_under_jax_distributed_equal_one_process(distributed_runs):
+    """Two local CPU processes under jax.distributed split the replicates; same null scores."""
+    res, ref = distributed_runs
+    assert sorted(r["rank"] for r in res) == [0, 1]
     for r in res:
         assert r["count"] == 2
-        np.testing.assert_allclose(r["null"], ref.null_scores, rtol=1e-12, atol=1e-12)
-        assert r["p"] == ref.p_value
+        np.testing.assert_allclose(r["null"], ref["null"], rtol=1e-12, atol=1e-12)
+        assert r["p"] == ref["p"]
+
+
+@pytest.mark.parametrize("which", ["mc", "stream"])
+def test_monte_carlo_under_jax_distributed_equals_one_process(distributed_runs, which):
+    """monte_carlo / the streaming engine under jax.distributed: each process evaluates its share
+    of the blocks, the block summaries are gathered and merged in block order, so both processes
+    return the single-process Summary bit for bit (counts, histogram, min/max, mean, variance)."""
+    res, ref = distributed_runs
+    want = ref[which]
+    assert want["count"] == {"mc": 5000, "stream": 2200}[which]
+    assert sum(want["hist"]) + want["below"] + want["above"] == want["count"]
+    # the reference ran in one process (no gathers); each worker gathered once per round
+    assert want.pop("rounds") == 0
+    for r in res:
+        assert r[which].pop("rounds") == {"mc": 1, "stream": 3}[which]
+        assert r[which] == want
