@@ -74,7 +74,6 @@ def _peak_rss_gib() -> float:
 
 
 def child_stream(data: str, replicates: int, method: str) -> dict:
-    import jax
 
     from ofijax import stats
 
@@ -82,24 +81,33 @@ def child_stream(data: str, replicates: int, method: str) -> dict:
     st = stats.collect(data, label="y", pred="pred", group="a5", attrs=ATTRS)
     t_collect = time.perf_counter() - t0
     rss_collect = _peak_rss_gib()
+    a = _audit_and_scan(st, replicates, method)
+    return {
+        "rows": st.rows, "collect_s": t_collect, "wall_s": time.perf_counter() - t0,
+        "rows_per_s": st.rows / t_collect, "peak_rss_gib": _peak_rss_gib(),
+        "peak_rss_collect_gib": rss_collect, "cells": int(len(st.cells.n)), **a,
+    }
+
+
+def _audit_and_scan(st, replicates: int, method: str) -> dict:
+    """audit_counts + FPR-Scan with a Bernoulli randomization test on collected statistics."""
+    import jax
+
+    from ofijax import stats
+
     t1 = time.perf_counter()
     af = stats.audit_counts(jax.random.key(0), st.counts, num_samples=2000, method=method)
     t_audit = time.perf_counter() - t1
     t2 = time.perf_counter()
     r = stats.fpr_scan_cells(st.cells, key=jax.random.key(0), num_replicates=replicates,
                              beneficial_label=0)  # the planted subgroup is in the harm orientation
-    t_scan = time.perf_counter() - t2
-    return {
-        "rows": st.rows, "collect_s": t_collect, "audit_s": t_audit, "scan_s": t_scan,
-        "wall_s": time.perf_counter() - t0, "rows_per_s": st.rows / t_collect,
-        "peak_rss_gib": _peak_rss_gib(), "peak_rss_collect_gib": rss_collect, "subset": {k: list(v) for k, v in r.subset.items()},
-        "score": r.score, "p_value": r.p_value, "cells": int(len(st.cells.n)),
-        "verdicts": af.pairs["verdict"].tolist(),
-        "found": r.subset == PLANTED and r.p_value <= 0.01,
-    }
+    return {"audit_s": t_audit, "scan_s": time.perf_counter() - t2,
+            "subset": {k: list(v) for k, v in r.subset.items()}, "score": r.score,
+            "p_value": r.p_value, "verdicts": af.pairs["verdict"].tolist(),
+            "found": r.subset == PLANTED and r.p_value <= 0.01}
 
 
-def child_spark(files: list[str]) -> dict:
+def child_spark(files: list[str], replicates: int = 0, method: str = "exact") -> dict:
     from pyspark.sql import SparkSession
 
     from ofijax import stats
@@ -115,8 +123,13 @@ def child_spark(files: list[str]) -> dict:
     st = stats.from_spark(df, label="y", pred="pred", group="a5", attrs=ATTRS)
     t_agg = time.perf_counter() - t1
     spark.stop()
-    return {"rows": st.rows, "startup_s": t_start, "aggregate_s": t_agg,
-            "rows_per_s": st.rows / t_agg, "peak_rss_gib_driver_python": _peak_rss_gib()}
+    out = {"rows": st.rows, "startup_s": t_start, "aggregate_s": t_agg,
+           "rows_per_s": st.rows / t_agg, "peak_rss_gib_driver_python": _peak_rss_gib()}
+    if replicates:  # the same audit and scan as the stream stage, on Spark's statistics
+        out.update(_audit_and_scan(st, replicates, method))
+        out["wall_s"] = time.perf_counter() - t0
+        out["peak_rss_gib_driver_python"] = _peak_rss_gib()
+    return out
 
 
 def child_pandas(files: list[str]) -> dict:
@@ -154,6 +167,11 @@ def main() -> None:
     ap.add_argument("--dir", default=None, help="where to write the Parquet files")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--no-stream", action="store_true", help="skip the streaming stage")
+    ap.add_argument("--no-pandas", action="store_true", help="skip the pandas peer")
+    ap.add_argument("--spark-full", action="store_true",
+                    help="also run the audit and the FPR-Scan test on Spark's statistics")
+    ap.add_argument("--csv", default="bench_scale.csv", help="file name under results/")
     ap.add_argument("--audit-method", choices=("exact", "monte_carlo"), default=None,
                     help="OFI p-values (default: exact up to 10 M rows, else Monte Carlo)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -176,53 +194,78 @@ def main() -> None:
     size = sum(os.path.getsize(p) for p in paths)
     per_file = -(-rows // files)
     print(f"generated {rows:,} rows in {len(paths)} files ({size / 2**30:.2f} GiB) in {t_gen:.0f} s")
-    res = {"rows": rows, "parquet_gib": size / 2**30}
+    res = {"rows": rows, "parquet_gib": size / 2**30, "generate_s": t_gen,
+           "load_avg_1m_start": os.getloadavg()[0]}
     # the exact OFI test convolves PMFs of length 2n + 1 (O(n) memory per group): above 10 M rows
     # the audit uses its Monte Carlo p-values so the whole run stays in bounded memory
     method = args.audit_method or ("exact" if rows <= 10_000_000 else "monte_carlo")
-    s = _child("stream", {"data": str(data / "*.parquet"), "replicates": args.replicates,
-                          "method": method})
-    print(f"stream: {s['rows']:,} rows, collect {s['collect_s']:.1f} s "
-          f"({s['rows_per_s']:,.0f} rows/s, peak RSS {s['peak_rss_collect_gib']:.2f} GiB), "
-          f"audit ({method}) {s['audit_s']:.1f} s, FPR-Scan + "
-          f"{args.replicates} replicates {s['scan_s']:.1f} s, peak RSS {s['peak_rss_gib']:.2f} GiB;"
-          f" found {s['subset']} score {s['score']:.2f} p = {s['p_value']:.4f} "
-          f"({s['cells']:,} cell entries)")
-    res.update({f"stream_{k}": v for k, v in s.items() if not isinstance(v, dict | list)})
-    k = max(1, min(len(paths), pandas_rows // per_file))
-    pd_res = _child("pandas", {"files": paths[:k]})
-    print(f"pandas peer: {pd_res['rows']:,} rows, read {pd_res['read_s']:.1f} s + groupby "
-          f"{pd_res['groupby_s']:.1f} s ({pd_res['rows_per_s']:,.0f} rows/s), peak RSS "
-          f"{pd_res['peak_rss_gib']:.2f} GiB")
-    res.update({f"pandas_{k_}": v for k_, v in pd_res.items()})
+    s = pd_res = sp = None
+    if not args.no_stream:
+        s = _child("stream", {"data": str(data / "*.parquet"), "replicates": args.replicates,
+                              "method": method})
+        print(f"stream: {s['rows']:,} rows, collect {s['collect_s']:.1f} s "
+              f"({s['rows_per_s']:,.0f} rows/s, peak RSS {s['peak_rss_collect_gib']:.2f} GiB), "
+              f"audit ({method}) {s['audit_s']:.1f} s, FPR-Scan + {args.replicates} replicates "
+              f"{s['scan_s']:.1f} s, peak RSS {s['peak_rss_gib']:.2f} GiB; found {s['subset']} "
+              f"score {s['score']:.2f} p = {s['p_value']:.4f} ({s['cells']:,} cell entries)")
+        res.update({f"stream_{k}": v for k, v in s.items() if not isinstance(v, dict | list)})
+    if not args.no_pandas:
+        k = max(1, min(len(paths), pandas_rows // per_file))
+        while True:  # the largest prefix that fits: halve it if pandas runs out of memory
+            try:
+                pd_res = _child("pandas", {"files": paths[:k]})
+                break
+            except RuntimeError as exc:
+                if k == 1:
+                    raise
+                print(f"pandas peer failed on {k * per_file:,} rows ({str(exc)[-200:]!r}); halving")
+                k //= 2
+        print(f"pandas peer: {pd_res['rows']:,} rows, read {pd_res['read_s']:.1f} s + groupby "
+              f"{pd_res['groupby_s']:.1f} s ({pd_res['rows_per_s']:,.0f} rows/s), peak RSS "
+              f"{pd_res['peak_rss_gib']:.2f} GiB")
+        res.update({f"pandas_{k_}": v for k_, v in pd_res.items()})
     if not args.no_spark:
         k = max(1, min(len(paths), spark_rows // per_file))
-        sp = _child("spark", {"files": paths[:k]})
+        sp_method = args.audit_method or ("exact" if spark_rows <= 10_000_000 else "monte_carlo")
+        sp = _child("spark", {"files": paths[:k], "method": sp_method,
+                              "replicates": args.replicates if args.spark_full else 0})
         print(f"spark local: {sp['rows']:,} rows, startup {sp['startup_s']:.1f} s, aggregate "
               f"{sp['aggregate_s']:.1f} s ({sp['rows_per_s']:,.0f} rows/s)")
-        res.update({f"spark_{k_}": v for k_, v in sp.items()})
+        if args.spark_full:
+            print(f"spark: audit ({sp_method}) {sp['audit_s']:.1f} s, FPR-Scan + "
+                  f"{args.replicates} replicates {sp['scan_s']:.1f} s, wall {sp['wall_s']:.1f} s, "
+                  f"driver Python peak RSS {sp['peak_rss_gib_driver_python']:.2f} GiB; found "
+                  f"{sp['subset']} score {sp['score']:.2f} p = {sp['p_value']:.4f}")
+        res.update({f"spark_{k_}": v for k_, v in sp.items() if not isinstance(v, dict | list)})
+    res["load_avg_1m_end"], res["load_avg_5m_end"], res["load_avg_15m_end"] = os.getloadavg()
+    print(f"load average at the end: {os.getloadavg()}")
     if not args.keep and not args.dir:
         shutil.rmtree(base, ignore_errors=True)
     if not args.quick:
         RESULTS.mkdir(exist_ok=True)
-        with open(RESULTS / "bench_scale.csv", "w", newline="") as fh:
+        with open(RESULTS / args.csv, "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["name", "value"])
             w.writerows(sorted(res.items()))
     print()
-    out = {
-        "rows": rows,
-        "stream_rows_per_s": round(s["rows_per_s"]),
-        "stream_peak_rss_gib": round(s["peak_rss_gib"], 3),
-        "stream_collect_peak_rss_gib": round(s["peak_rss_collect_gib"], 3),
-        "stream_wall_s": round(s["wall_s"], 1),
-        "planted_found_p_le_0.01": s["found"],
-        "pandas_rows_per_s": round(pd_res["rows_per_s"]),
-        "stream_vs_pandas_rate": round(s["rows_per_s"] / pd_res["rows_per_s"], 2),
-    }
-    if not args.no_spark:
+    out = {"rows": rows}
+    if s is not None:
+        out.update({
+            "stream_rows_per_s": round(s["rows_per_s"]),
+            "stream_peak_rss_gib": round(s["peak_rss_gib"], 3),
+            "stream_collect_peak_rss_gib": round(s["peak_rss_collect_gib"], 3),
+            "stream_wall_s": round(s["wall_s"], 1),
+            "planted_found_p_le_0.01": s["found"],
+        })
+    if pd_res is not None:
+        out["pandas_rows_per_s"] = round(pd_res["rows_per_s"])
+        if s is not None:
+            out["stream_vs_pandas_rate"] = round(s["rows_per_s"] / pd_res["rows_per_s"], 2)
+    if sp is not None:
         out["spark_rows"] = sp["rows"]
         out["spark_rows_per_s"] = round(sp["rows_per_s"])
+        if args.spark_full:
+            out["spark_planted_found_p_le_0.01"] = sp["found"]
     for k_, v in out.items():
         print(f"{k_}: {v}")
 

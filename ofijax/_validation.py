@@ -27,6 +27,8 @@ __all__ = [
     "check_choice",
     "check_nonnegative_scalar",
     "align_pandas",
+    "as_pandas",
+    "convert_inputs",
     "as_key",
 ]
 
@@ -37,7 +39,9 @@ def is_tracer(x: Any) -> bool:
 
 
 def as_numpy(x: Any, name: str) -> np.ndarray:
-    """Convert ``x`` (list, NumPy, pandas, JAX) to a NumPy array, naming ``name`` on failure."""
+    """Convert ``x`` (list, NumPy, pandas, polars, pyarrow, JAX) to a NumPy array, naming ``name``
+    on failure (a ``TypeError`` for a type that holds no rows, see :func:`as_pandas`)."""
+    x = as_pandas(x, name)
     if hasattr(x, "to_numpy"):
         x = x.to_numpy()
     try:
@@ -174,6 +178,162 @@ def check_nonnegative_scalar(value: Any, name: str) -> float:
     return v
 
 
+# ------------------------------------------------------------------------------------------------
+# The one input-conversion point: polars and pyarrow objects become pandas ones.
+# ------------------------------------------------------------------------------------------------
+
+
+def _origin(x: Any) -> str:
+    """Top-level package of ``x``'s type (``"polars"``, ``"pyarrow"``, ...), without importing it."""
+    return type(x).__module__.partition(".")[0]
+
+
+def _polars_series(s: Any) -> Any:
+    import pandas as pd
+
+    name = s.name if s.name != "" else None
+    try:
+        out = s.to_pandas()  # needs pyarrow; keeps Enum/Categorical as a pandas Categorical
+    except ImportError:  # pragma: no cover - polars without pyarrow
+        return pd.Series(s.to_numpy(), name=name)
+    return out.rename(name)
+
+
+def _polars_frame(df: Any) -> Any:
+    import pandas as pd
+
+    try:
+        return df.to_pandas()
+    except ImportError:  # pragma: no cover - polars without pyarrow
+        return pd.DataFrame({c: df.get_column(c).to_numpy() for c in df.columns})
+
+
+def as_pandas(x: Any, name: str) -> Any:
+    """``x`` with polars and pyarrow objects converted to pandas; every other input unchanged.
+
+    * a polars ``DataFrame`` / pyarrow ``Table`` or ``RecordBatch`` → a pandas ``DataFrame``
+      (same column names and order);
+    * a polars ``Series`` / pyarrow ``Array`` or ``ChunkedArray`` → a pandas ``Series`` (a polars
+      name ``""`` becomes ``None``).
+
+    Converted objects get a fresh ``RangeIndex`` (polars and Arrow have no row labels, so they are
+    matched by position, like NumPy arrays; :func:`convert_inputs` gives them the index of the
+    pandas arguments of the same call). Nulls become NaN/None and are then refused by the usual
+    checks. Neither polars nor pyarrow is imported unless ``x`` comes from it: they are optional.
+
+    Raises ``TypeError`` naming ``name`` for inputs that hold no rows: a polars ``LazyFrame`` or
+    expression (call ``.collect()`` first), a pyarrow dataset or other Arrow object (use
+    :func:`ofijax.stats.collect` for data on disk), a ``set`` (no order), a generator or
+    iterator (read once, no length), or an object that is not array-like at all.
+
+    >>> import polars as pl
+    >>> from ofijax._validation import as_pandas
+    >>> as_pandas(pl.DataFrame({"g": ["a", "b"]}), "sensitive_features")["g"].tolist()
+    ['a', 'b']
+    """
+    mod = _origin(x)
+    if mod == "polars":
+        kind = type(x).__name__
+        if kind == "DataFrame":
+            return _polars_frame(x)
+        if kind == "Series":
+            return _polars_series(x)
+        hint = " (call .collect() on it first)" if kind == "LazyFrame" else ""
+        raise TypeError(
+            f"{name}: a polars {kind} holds no rows{hint}; pass a polars DataFrame or Series, a "
+            "pandas/pyarrow object or a NumPy array."
+        )
+    if mod == "pyarrow":
+        import pyarrow as pa
+
+        if isinstance(x, (pa.Table, pa.RecordBatch)):
+            # pandas metadata may restore a stored index: drop it, Arrow rows are positional
+            return x.to_pandas().reset_index(drop=True)
+        if isinstance(x, (pa.Array, pa.ChunkedArray)):
+            return x.to_pandas()
+        raise TypeError(
+            f"{name}: a pyarrow {type(x).__name__} is not accepted; pass a pyarrow Table, "
+            "RecordBatch, Array or ChunkedArray (for files or datasets on disk use "
+            "ofijax.stats.collect)."
+        )
+    if isinstance(x, (set, frozenset)):
+        raise TypeError(
+            f"{name}: a {type(x).__name__} has no row order; pass a list, array or Series."
+        )
+    if hasattr(x, "__next__") or type(x).__name__ == "generator":
+        raise TypeError(
+            f"{name}: got an iterator ({type(x).__name__}), which can be read only once and has no "
+            "length; pass a list or array (list(...) of it), or for batches of a large data set "
+            "use ofijax.stats.collect."
+        )
+    if not (
+        x is None
+        or isinstance(x, (str, bytes, int, float, complex, np.generic, dict, list, tuple, range))
+        or hasattr(x, "__array__")
+        or hasattr(x, "__array_interface__")
+        or (hasattr(x, "__len__") and hasattr(x, "__getitem__"))
+        or is_tracer(x)
+    ):
+        raise TypeError(
+            f"{name}: got a {type(x).__name__}, which is not array-like; pass a list, a NumPy "
+            "array, or a pandas, polars or pyarrow Series/DataFrame."
+        )
+    return x
+
+
+def _pandas_like(x: Any) -> bool:
+    return _pandas_index(x) is not None
+
+
+def convert_inputs(**named: Any) -> dict[str, Any]:
+    """:func:`as_pandas` on every keyword argument (and on the values of dict arguments).
+
+    The one conversion point of the public entry points (the audits, the confusion-matrix
+    builders, the scans). polars/pyarrow arguments carry no row labels, so they are matched by
+    position: when the call also has a pandas argument, a converted argument of the same length
+    takes that pandas argument's index (then :func:`align_pandas` sees equal indexes); one of
+    another length raises ``ValueError`` naming it. Returns a dict with the same keys in order.
+
+    >>> import pandas as pd, pyarrow as pa
+    >>> from ofijax._validation import convert_inputs
+    >>> out = convert_inputs(y_true=pd.Series([1, 0], index=[7, 9]), y_pred=pa.array([0, 1]))
+    >>> out["y_pred"].index.tolist()
+    [7, 9]
+    """
+    conv: dict[str, Any] = {}
+    for k, x in named.items():
+        if isinstance(x, dict):
+            conv[k] = {c: as_pandas(col, f"{k}[{c!r}]") for c, col in x.items()}
+        else:
+            conv[k] = as_pandas(x, k)
+    # reference rows: the first pandas argument, else the first converted one
+    ref_name, ref_index = None, None
+    for k, x in list(named.items()) + list(conv.items()):
+        if _pandas_like(x):
+            ref_name, ref_index = k, x.index
+            break
+    out: dict[str, Any] = {}
+    for k, x in named.items():
+        if isinstance(x, dict):
+            out[k] = {c: _adopt(conv[k][c], col, f"{k}[{c!r}]", ref_name, ref_index)
+                      for c, col in x.items()}
+        else:
+            out[k] = _adopt(conv[k], x, k, ref_name, ref_index)
+    return out
+
+
+def _adopt(conv: Any, orig: Any, name: str, ref_name: Any, ref_index: Any) -> Any:
+    """A converted (polars/pyarrow) object takes the reference pandas index, matched by position."""
+    if conv is orig or ref_index is None or not _pandas_like(conv):
+        return conv
+    if len(conv) != len(ref_index):
+        raise ValueError(
+            f"{name}: length mismatch ({name} has {len(conv)} rows, {ref_name} has "
+            f"{len(ref_index)}); pass one value per row in each."
+        )
+    return conv.set_axis(ref_index)
+
+
 def _pandas_index(x: Any) -> Any:
     """The index of a pandas Series/DataFrame (duck-typed, no pandas import), else ``None``."""
     if hasattr(x, "index") and hasattr(x, "iloc") and hasattr(x, "reindex"):
@@ -184,7 +344,8 @@ def _pandas_index(x: Any) -> Any:
 def align_pandas(**named_arrays: Any) -> dict[str, Any]:
     """Align pandas arguments on their index, or refuse; never match them by position silently.
 
-    The one pandas policy of ofijax. Among the keyword arguments, those that are pandas
+    The one pandas policy of ofijax. polars and pyarrow arguments are first converted to pandas
+    by :func:`convert_inputs` (matched by position: they have no row labels). Among the keyword arguments, those that are pandas
     ``Series``/``DataFrame`` objects are compared with the *first* pandas argument (the
     reference; its row order defines the rows):
 
@@ -207,6 +368,7 @@ def align_pandas(**named_arrays: Any) -> dict[str, Any]:
     >>> align_pandas(y_true=a, y_pred=b)["y_pred"].tolist()
     [1, 1, 0]
     """
+    named_arrays = convert_inputs(**named_arrays)
     ref_name, ref_index = None, None
     out: dict[str, Any] = {}
     for name, obj in named_arrays.items():

@@ -354,8 +354,10 @@ def test_bias_scan_streamed_equals_row_scan(random_df, tmp_path):
     assert bc.n.sum() == n and bc.positives.sum() == y.sum()
 
 
-def test_replicates_under_jax_distributed_equal_one_process():
-    """Two local CPU processes under jax.distributed split the replicates; same null scores."""
+@pytest.fixture(scope="module")
+def distributed_runs():
+    """Two local CPU processes under jax.distributed (tests/_dist_worker.py) and the same work in
+    this one process: ``(per-process results, single-process reference)``."""
     import json
     import os
     import socket
@@ -363,24 +365,115 @@ def test_replicates_under_jax_distributed_equal_one_process():
     import sys
     from pathlib import Path
 
-    from ofijax.scan import scan_cells
-
+    here = Path(__file__).resolve()
+    sys.path.insert(0, str(here.parent))
+    try:
+        import _dist_worker
+    finally:
+        sys.path.remove(str(here.parent))
     with socket.socket() as s:
         s.bind(("localhost", 0))
         port = s.getsockname()[1]
-    worker = Path(__file__).with_name("_dist_worker.py")
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    procs = [subprocess.Popen([sys.executable, str(worker), str(i), str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(here.parents[1]))
+    env.pop("XLA_FLAGS", None)  # one CPU device per process, as in this process
+    procs = [subprocess.Popen([sys.executable, str(here.with_name("_dist_worker.py")), str(i),
+                               str(port)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
              for i in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
     res = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
-    ref = scan_cells(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), [2, 2],
-                     np.array([50, 60, 70, 80]), np.array([30, 10, 12, 15]),
-                     key=jax.random.key(5), num_replicates=7)
+    assert len(jax.local_devices()) == 1  # the reference runs blocks of the same shape
+    return res, _dist_worker.run()
+
+
+def test_replicates_under_jax_distributed_equal_one_process(distributed_runs):
+    """Two local CPU processes under jax.distributed split the replicates; same null scores."""
+    res, ref = distributed_runs
+    assert sorted(r["rank"] for r in res) == [0, 1]
     for r in res:
         assert r["count"] == 2
-        np.testing.assert_allclose(r["null"], ref.null_scores, rtol=1e-12, atol=1e-12)
-        assert r["p"] == ref.p_value
+        np.testing.assert_allclose(r["null"], ref["null"], rtol=1e-12, atol=1e-12)
+        assert r["p"] == ref["p"]
+
+
+@pytest.mark.parametrize("which", ["mc", "stream"])
+def test_monte_carlo_under_jax_distributed_equals_one_process(distributed_runs, which):
+    """monte_carlo / the streaming engine under jax.distributed: each process evaluates its share
+    of the blocks, the block summaries are gathered and merged in block order, so both processes
+    return the single-process Summary bit for bit (counts, histogram, min/max, mean, variance)."""
+    res, ref = distributed_runs
+    want = ref[which]
+    assert want["count"] == {"mc": 5000, "stream": 2200}[which]
+    assert sum(want["hist"]) + want["below"] + want["above"] == want["count"]
+    # the reference ran in one process (no gathers); each worker gathered once per round
+    assert want.pop("rounds") == 0
+    for r in res:
+        assert r[which].pop("rounds") == {"mc": 1, "stream": 3}[which]
+        assert r[which] == want
+
+
+# ---- bad input in a late batch (issue 15): one error naming the file, the batch and the row
+
+
+@pytest.mark.parametrize("case", ["nan_group", "nan_attr", "non_binary", "nan_label"])
+def test_bad_value_in_a_late_batch_of_one_file(case, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 5000
+    df = pd.DataFrame({"g": rng.choice(["a", "b"], n).astype(object), "h": rng.integers(0, 3, n),
+                       "y": rng.integers(0, 2, n), "yhat": rng.integers(0, 2, n)})
+    col, value = {"nan_group": ("g", None), "nan_attr": ("h", np.nan), "non_binary": ("y", 2),
+                  "nan_label": ("yhat", np.nan)}[case]
+    df[col] = df[col].astype(object if col == "g" else float)
+    df.loc[3456, col] = value
+    path = tmp_path / "preds.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=1000)
+    # through a file and through an iterator of polars batches: same batch and row
+    pl = pytest.importorskip("polars")
+    batches = [pl.from_pandas(df.iloc[i:i + 1000]) for i in range(0, n, 1000)]
+    for source, where in ((str(path), f"data: file '{path}', batch 4 (rows 3,001-4,000): "),
+                          (batches, "data: batch 4 (rows 3,001-4,000): ")):
+        with pytest.raises(ValueError) as ei:
+            stats.collect(source, label="y", pred="yhat", group="g", attrs=["g", "h"],
+                          batch_size=1000)
+        msg = str(ei.value)
+        assert msg.startswith(where + f"column {col!r} ") and "at row 3,457;" in msg, msg
+        expect = "value 2" if case == "non_binary" else "missing (null/NaN) value"
+        assert expect in msg, msg
+
+
+def test_missing_column_in_a_late_batch_and_bad_expectation(tmp_path):
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"g": rng.choice(["a", "b"], 3000), "y": rng.integers(0, 2, 3000),
+                       "yhat": rng.integers(0, 2, 3000), "p": rng.random(3000)})
+    parts = [df.iloc[:1000], df.iloc[1000:2000], df.iloc[2000:].drop(columns=["yhat"])]
+    with pytest.raises(ValueError, match=r"^data: batch 3 \(rows 2,001-3,000\) has no column 'yhat'"):
+        stats.collect(iter(parts), label="y", pred="yhat", group="g")
+    bad = df.copy()
+    bad.loc[2500, "p"] = 1.5
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), path, row_group_size=1000)
+    with pytest.raises(ValueError, match=r"batch 3 .*column 'p' must hold probabilities .* row 2,501"):
+        stats.collect_bias(str(path), outcome="y", expectations="p", attrs=["g"], batch_size=1000)
+
+
+def test_cli_scan_nan_group_in_late_batch_exits_2_and_writes_nothing(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    n = 4000
+    df = pd.DataFrame({"race": rng.choice(["a", "b", "c"], n).astype(object),
+                       "sex": rng.choice(["F", "M"], n), "y": rng.integers(0, 2, n),
+                       "yhat": rng.integers(0, 2, n)})
+    df.loc[3999, "race"] = None
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i in range(2):
+        df.iloc[i * 2000:(i + 1) * 2000].to_parquet(d / f"part-{i}.parquet", index=False)
+    for cmd, extra in (("scan", ("--attr", "race", "sex", "--replicates", "0")),
+                       ("audit", ("--group", "race", "--no-plots", "--quiet"))):
+        out = tmp_path / f"out-{cmd}"
+        assert _cli(cmd, "--data", d, "--label", "y", "--pred", "yhat", *extra,
+                    "--batch-size", "500", "--out", out) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "part-1.parquet" in err[0] and "batch 4" in err[0], err
+        assert "'race'" in err[0] and "row 4,000" in err[0], err
+        assert not out.exists()

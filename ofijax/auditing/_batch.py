@@ -402,6 +402,9 @@ def audit_batch(
         0               1.0        0.000              0
         1               0.5        0.333              0
     """
+    y_true, y_pred, sensitive_features, scores, sample_weight = v.convert_inputs(
+        y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, scores=scores,
+        sample_weight=sample_weight).values()
     v.check_choice(null, "null", sig.NULLS)
     v.check_choice(method, "method", ("auto", "exact", "saddlepoint"))
     v.check_choice(correction, "correction", _CORRECTIONS)

@@ -487,6 +487,10 @@ def audit(
     k_top = _check_count(scan_top_k, "scan_top_k", allow_zero=False)
     k_boot, k_null, k_scan = jax.random.split(key, 3)
 
+    y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (
+        v.convert_inputs(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
+                         sample_weight=sample_weight, scan_features=scan_features,
+                         scan_probabilities=scan_probabilities).values())
     for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
         if arr is not None and np.iscomplexobj(np.asarray(arr)):
             raise TypeError(f"{name}: complex values are not labels, predictions or weights; pass real numbers.")

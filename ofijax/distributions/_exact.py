@@ -819,9 +819,11 @@ def monte_carlo(
     ``num_samples`` (1e10 works; it is a loop). A one-line stderr progress counter appears when a
     run exceeds ~2 s (:mod:`ofijax._progress`; ``OFIJAX_PROGRESS=0`` switches it off).
 
-    Multi-host: call ``jax.distributed.initialize()`` in every process first; ``jax.devices()``
-    then lists all hosts' devices and each block's chunks are spread over all of them; every
-    process runs the same call with the same key and gets the same Summary.
+    Multi-host: call ``jax.distributed.initialize()`` in every process first, then the same
+    call with the same key in every process. The blocks are dealt out over the processes (each
+    runs its share on its local devices), the small per-block summaries are gathered and merged
+    in block order, so every process gets the Summary of a single-process run with the same
+    local device count, bit for bit (tested with two local CPU processes).
 
     Args:
         key: a JAX PRNG key.

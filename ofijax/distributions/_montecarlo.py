@@ -144,7 +144,7 @@ def _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev):
         return lax.map(lambda a: one_chunk(key, a[0], a[1], operands), (cids, nvalids))
 
     if ndev > 1:
-        mesh = Mesh(np.array(jax.devices()[:ndev]), ("chunks",))
+        mesh = Mesh(np.array(jax.local_devices()[:ndev]), ("chunks",))
         spec = PartitionSpec("chunks")
         local = jax.shard_map(
             local, mesh=mesh, in_specs=(PartitionSpec(), spec, spec, PartitionSpec()),
@@ -302,6 +302,18 @@ def summary_from_values(values, *, bins: int = 100, range=(-1.0, 1.0), quantiles
     return finalize(acc, edges, quantiles)
 
 
+def _process_grid() -> tuple[int, int]:
+    """``(process_count, process_index)`` of ``jax.distributed`` (``(1, 0)`` without it)."""
+    return jax.process_count(), jax.process_index()
+
+
+def _allgather(st: ChunkStats) -> ChunkStats:
+    """Every process's block summaries, stacked on a leading process axis (in process order)."""
+    from jax.experimental import multihost_utils
+
+    return ChunkStats(*(np.asarray(x) for x in multihost_utils.process_allgather(tuple(st))))
+
+
 def stream(
     key: jax.Array,
     generate: Callable,
@@ -320,9 +332,17 @@ def stream(
 
     A ``generate`` with an ``operands()`` method returning a non-empty tuple of arrays is called
     as ``generate(key, chunk_index, operands)`` with those arrays passed as jit arguments.
+
+    Under ``jax.distributed`` (P processes, e.g. hosts) the blocks are dealt out in rounds:
+    in round t process r evaluates block t·P + r on its *local* devices, the P block summaries
+    are gathered (``process_allgather``, a few KiB) and every process merges them in block
+    order. Chunk c always uses the same key and the blocks have the same shape as in one
+    process with the same local device count, so every process returns the Summary of a
+    single-process run (bit for bit), in O(P · block) memory.
     """
     lo, hi = float(range[0]), float(range[1])
-    ndev = len(jax.devices()) if devices is None else int(devices)
+    ndev = len(jax.local_devices()) if devices is None else int(devices)
+    n_proc, rank = _process_grid()
     n_chunks = -(-total // chunk_size)
     if chunks_per_block is None:
         # about 2^24 samples per jitted call, at least one chunk per device
@@ -335,16 +355,26 @@ def stream(
     fn = _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev)
     operands = generate.operands() if hasattr(generate, "operands") else ()
     acc = _Acc(bins)
-    prog = Progress(total, desc, unit="samples")
+    prog = Progress(total, desc, unit="samples", enabled=None if rank == 0 else False)
     try:
-        for start in builtins.range(0, n_chunks, per_block):
+        for first in builtins.range(0, n_blocks, n_proc):
+            # this process's block of the round (past the end: all-padding, zero valid samples)
+            start = (first + rank) * per_block
             cids = np.arange(start, start + per_block, dtype=np.int64)
             nvalid = np.clip(total - cids * chunk_size, 0, chunk_size)
             st = fn(key, jnp.asarray(cids.astype(np.int32)), jnp.asarray(nvalid.astype(np.int32)),
                     operands)
             st = jax.tree.map(np.asarray, st)
-            acc.add_chunks(st)
-            prog.update(int(nvalid.sum()))
+            if n_proc == 1:
+                acc.add_chunks(st)
+                prog.update(int(nvalid.sum()))
+                continue
+            every = _allgather(st)
+            for j in builtins.range(min(n_proc, n_blocks - first)):  # in block order
+                acc.add_chunks(ChunkStats(*(x[j] for x in every)))
+            done = (min(total, min(first + n_proc, n_blocks) * per_block * chunk_size)
+                    - min(total, first * per_block * chunk_size))
+            prog.update(done)
     finally:
         prog.close()
     return finalize(acc, np.linspace(lo, hi, bins + 1), quantiles)

@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from .._validation import as_pandas
+
 __all__ = [
     "Encoded",
     "encode_data",
@@ -94,7 +96,10 @@ def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def to_frame(data: Any) -> pd.DataFrame:
-    """``data`` as a DataFrame: a Series becomes one column, a 1-D/2-D array columns ``0..M-1``."""
+    """``data`` as a DataFrame: a Series becomes one column, a 1-D/2-D array columns ``0..M-1``.
+
+    polars and pyarrow tables/columns are converted to pandas first (:func:`as_pandas`)."""
+    data = as_pandas(data, "data")
     if isinstance(data, pd.Series):
         return data.to_frame()
     if isinstance(data, pd.DataFrame):

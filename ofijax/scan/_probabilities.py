@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from .._validation import check_binary, check_choice, check_nonnegative_scalar
+from .._validation import as_pandas, check_binary, check_choice, check_nonnegative_scalar
 
 __all__ = ["estimate_true_probabilities", "lambda_from_costs", "one_hot_design"]
 
@@ -26,6 +26,7 @@ _MAX_NEWTON = 100
 
 
 def _frame(data: Any) -> pd.DataFrame:
+    data = as_pandas(data, "data")
     if isinstance(data, pd.Series):
         return data.to_frame()
     if isinstance(data, pd.DataFrame):

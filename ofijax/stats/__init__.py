@@ -20,13 +20,24 @@ Bernoulli-null replicate's cell sum is Binomial(n_c, p̄_b), drawn from the coun
 (equal in distribution to the row-level draws, not draw for draw). Under ``jax.distributed`` the
 replicates are split over the processes and gathered, with the same scores for any process count.
 
-Bias Scan and IJDI-Scan (design): their per-row expectations enter through additive Chebyshev
-(or exact, for few distinct values) cell features, see :func:`ofijax.scan.chebyshev_cell_features`
-and :func:`ofijax.scan.scan_cells`, so Bias Scan runs on features summed over batches. IJDI-Scan's
-Algorithm 1 changes the expectations of the rows of each detected subgroup before a rescan; its
-plan on statistics is **one pass per rescan** (exact: the adjusted p of a row depends only on its
-own p and its cell, so each rescan's features are again additive), not yet wired here: run
-IJDI-Scan on rows (or on a sample).
+Bias Scan runs on statistics: the per-row expectations enter through additive Chebyshev (or
+exact, for few distinct values) cell features, see :func:`ofijax.scan.chebyshev_cell_features`
+and :func:`ofijax.scan.scan_cells`, summed over batches (:func:`collect_bias`).
+
+IJDI-Scan is **not** available on statistics (run it on rows, or on a sample). Its design here is
+**one pass per rescan**, not a quantized p-histogram: Algorithm 1 changes the expectations of the
+rows of each detected subgroup S before it rescans (edge case 1 raises the rows of S whose working
+p lies below p(~S), each by its own amount; edge case 2 rescales their p_scan), and the next scan
+needs Σ_S log(1 − p_scan + q·p_scan) over the adjusted rows. A row's adjusted p depends only on
+its original p, its cell and the adjustment history, so each rescan's cell features are again
+additive, exactly: one pass over the data per rescan, plus one for the sum over the rows of S
+below p(~S) that sets edge case 1's α, and all of that again for every randomization replicate
+(R · rescans passes). When p is a function of the scanned attributes (e.g.
+:func:`ofijax.scan.estimate_true_probabilities` on the same columns) every quantity is constant
+per cell and Algorithm 1 would run on the cell statistics with no further pass; that special case
+is the next step. It is not wired because Algorithm 1 (``ofijax.scan``) takes per-row masks
+without row weights, and a second, cell-level copy of its edge cases and modes would have to be
+kept equal to it.
 
 Example:
     >>> import pandas as pd

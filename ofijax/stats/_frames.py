@@ -85,8 +85,11 @@ def check_batch(tbl: pa.Table, *, binary: tuple, categorical: tuple, where: str,
         ok = pc.and_kleene(pc.is_valid(col), pc.or_(pc.equal(col, 0), pc.equal(col, 1)))
         i = _first_bad(pc.invert(pc.fill_null(ok, False)))
         if i >= 0:
+            val = col[i].as_py()
+            what = ("a missing (null/NaN) value" if val is None or val != val
+                    else f"value {val!r}")
             raise ValueError(
-                f"data: {where}: column {c!r} is not binary: value {col[i].as_py()!r} at row "
+                f"data: {where}: column {c!r} is not binary: {what} at row "
                 f"{offset + i + 1:,}; labels and predictions must be 0/1."
             )
         tbl = tbl.set_column(tbl.column_names.index(c), c, col.cast(pa.int8()))
