@@ -26,7 +26,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-__all__ = ["MIN_COMPILE_SECS", "cache_settings", "enable", "enabled_dir"]
+__all__ = ["FAST_COMPILE", "MIN_COMPILE_SECS", "cache_settings", "compiler_options", "enable",
+           "enabled_dir"]
 
 #: Default threshold 0: every program is written. A first scan also compiles ~40 single-op programs
 #: (10–100 ms each on a loaded 2-core machine); caching them too measured ~2× faster cache-warm
@@ -34,6 +35,16 @@ __all__ = ["MIN_COMPILE_SECS", "cache_settings", "enable", "enabled_dir"]
 MIN_COMPILE_SECS = 0.0
 
 _ENABLED_DIR: str | None = None
+
+#: XLA options for the large scan programs: the older (non-MLIR) CPU fusion emitters build the
+#: ~270 fusions of a Bias Scan program with ~40% less compile CPU time and the same run time and
+#: results (10k × 4 × 5 and 100k × 10 × 10 Bias Scans, jaxlib 0.10.2; see
+#: ``experiments/bench_scan.py --cold-only``). The flag is a CPU one; other backends ignore it.
+FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False}
+
+#: jaxlib versions whose XLA is known to accept every :data:`FAST_COMPILE` flag (an unknown flag
+#: is a compile error, so other versions get plain ``jax.jit``).
+_FAST_COMPILE_JAXLIB = ((0, 6), (0, 11))
 
 
 def cache_settings(environ: Mapping[str, str] | None = None) -> dict:
@@ -70,6 +81,33 @@ def enable(environ: Mapping[str, str] | None = None) -> str | None:
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     _ENABLED_DIR = s["dir"]
     return s["dir"]
+
+
+def compiler_options(version: str | None = None) -> dict:
+    """``compiler_options`` for ``jax.jit`` of the big scan programs (:data:`FAST_COMPILE`).
+
+    Empty when ``OFIJAX_FAST_COMPILE=0`` or when jaxlib (``version``, default the installed one)
+    is outside the versions known to accept the flags.
+
+    >>> compiler_options("0.10.2") == FAST_COMPILE, compiler_options("0.4.30")
+    (True, {})
+    """
+    if os.environ.get("OFIJAX_FAST_COMPILE", "1").strip().lower() in ("0", "false", "no", "off"):
+        return {}
+    if version is None:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as _version
+
+        try:
+            version = _version("jaxlib")
+        except PackageNotFoundError:
+            return {}
+    try:
+        v = tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return {}
+    lo, hi = _FAST_COMPILE_JAXLIB
+    return dict(FAST_COMPILE) if lo <= v < hi else {}
 
 
 def enabled_dir() -> str | None:

@@ -50,3 +50,14 @@ def test_import_enables_cache_and_results_do_not_depend_on_it(tmp_path):
     d3, v3 = _run({"OFIJAX_CACHE": "0"})  # off
     assert d3 == "None"
     assert v1 == v2 == v3
+
+
+def test_compiler_options_gated_by_version_and_environment(monkeypatch):
+    from ofijax._jaxcache import FAST_COMPILE, compiler_options
+
+    monkeypatch.delenv("OFIJAX_FAST_COMPILE", raising=False)
+    assert compiler_options("0.10.2") == FAST_COMPILE
+    assert compiler_options("0.4.30") == {} and compiler_options("1.0.0") == {}
+    assert compiler_options("dev") == {}
+    monkeypatch.setenv("OFIJAX_FAST_COMPILE", "0")
+    assert compiler_options("0.10.2") == {}
