@@ -36,9 +36,10 @@ MIN_COMPILE_SECS = 0.0
 
 _ENABLED_DIR: str | None = None
 
-#: XLA options for the large scan programs: the older (non-MLIR) CPU fusion emitters build the
-#: ~270 fusions of a Bias Scan program with ~40% less compile CPU time and the same run time and
-#: results (10k × 4 × 5 and 100k × 10 × 10 Bias Scans, jaxlib 0.10.2; see
+#: XLA options for the scan programs of small problems: the older (non-MLIR) CPU fusion emitters
+#: build the ~270 fusions of a Bias Scan program with ~40% less compile CPU time, with the same
+#: results and run time at 10k × 4 × 5 (640 cells); at ~20k cells the default emitters ran
+#: faster, so ``ofijax.scan`` uses these options only below a cell count (jaxlib 0.10.2; see
 #: ``experiments/bench_scan.py --cold-only``). The flag is a CPU one; other backends ignore it.
 FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False}
 

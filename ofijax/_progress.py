@@ -63,6 +63,28 @@ class Progress:
         self._t0 = time.perf_counter()
         self._last = 0.0
         self._drawn = False
+        self._closed = False
+        try:  # on a terminal, erase what a longer earlier line left
+            self._erase = "\x1b[K" if self.stream.isatty() else ""
+        except (AttributeError, ValueError):
+            self._erase = ""
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        if self.enabled:  # a first line even when the first update is late (compiling)
+            self._timer = threading.Timer(self.delay, self._first_line)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _first_line(self) -> None:
+        with self._lock:
+            if self._closed or self._drawn:
+                return
+            unit = f" {self.unit}" if self.unit else ""
+            tot = "" if self.total is None else f"/{self.total:,}"
+            self.stream.write(f"\r{self.desc}: {self.done:,}{tot}{unit} (starting; a first call "
+                              "compiles first…)")
+            self.stream.flush()
+            self._drawn = True
 
     def update(self, n: int = 1) -> None:
         self.done += int(n)
@@ -72,7 +94,8 @@ class Progress:
         if now - self._t0 < self.delay or (now - self._last < 0.2 and self.done != self.total):
             return
         self._last = now
-        self._draw(now)
+        with self._lock:
+            self._draw(now)
 
     def _draw(self, now: float) -> None:
         el = max(now - self._t0, 1e-9)
@@ -82,15 +105,22 @@ class Progress:
         if self.total and rate > 0 and self.done < self.total:
             eta = f", eta {(self.total - self.done) / rate:.0f} s"
         unit = f" {self.unit}" if self.unit else ""
-        self.stream.write(f"\r{self.desc}: {self.done:,}{tot}{unit} ({rate:,.0f}/s, {el:.0f} s{eta})")
+        self.stream.write(f"\r{self.desc}: {self.done:,}{tot}{unit} ({rate:,.0f}/s, {el:.0f} s{eta})"
+                          f"{self._erase}")
         self.stream.flush()
         self._drawn = True
 
     def close(self) -> None:
-        if self.enabled and self._drawn:
-            self._draw(time.perf_counter())
-            self.stream.write("\n")
-            self.stream.flush()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+            if self.enabled and self._drawn:
+                self._draw(time.perf_counter())
+                self.stream.write("\n")
+                self.stream.flush()
 
     def __enter__(self) -> Progress:
         return self

@@ -57,3 +57,20 @@ def test_scan_notice_follows_ofijax_progress(monkeypatch, capsys, setting):
         assert "scan: " in err and "cells × 2 attributes" in err and " done (" in err
     else:
         assert "scan: " not in err
+
+
+def test_progress_draws_a_first_line_while_nothing_is_counted():
+    """A counter whose first update is late (a first call compiling) still says it started."""
+    out = io.StringIO()
+    p = prog.Progress(19, "replicates", unit="replicates", enabled=True, delay=0.0, stream=out)
+    time.sleep(0.2)
+    assert "replicates: 0/19 replicates (starting" in out.getvalue()
+    p.update(19)
+    p.close()
+    text = out.getvalue()
+    assert "19/19 replicates" in text and text.endswith("\n")
+    quiet = io.StringIO()
+    q = prog.Progress(19, "replicates", enabled=False, delay=0.0, stream=quiet)
+    time.sleep(0.05)
+    q.close()
+    assert quiet.getvalue() == ""
