@@ -155,8 +155,7 @@ def cold_only(quick: bool):
         summary[f"cold_over_aif360_{key}"] = f"{cold / t_aif:.2f}"
         summary[f"cache_warm_over_aif360_{key}"] = f"{cached / t_aif:.2f}"
     RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / ("bench_scan_cold_quick.csv" if quick else "bench_scan_cold.csv"), "w",
-              newline="") as fh:
+    with open(RESULTS / "bench_scan_cold.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
