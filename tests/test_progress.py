@@ -74,3 +74,13 @@ def test_progress_draws_a_first_line_while_nothing_is_counted():
     time.sleep(0.05)
     q.close()
     assert quiet.getvalue() == ""
+
+
+def test_exhaustive_scan_notice(monkeypatch, capsys):
+    monkeypatch.setenv("OFIJAX_PROGRESS", "1")
+    monkeypatch.setattr(prog, "DELAY", 0.0)
+    df, y, p = _scan_data()
+    res = bias_scan(df, y, p, penalty=0.1, search="exhaustive")
+    err = capsys.readouterr().err
+    assert res.search == "exhaustive"
+    assert "scan: exhaustive search over" in err and " done (" in err
