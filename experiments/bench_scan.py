@@ -16,7 +16,9 @@ are compared with AIF360's time on the same inputs. Goals: cold ≤ 1.5× AIF360
 
 Timings on a shared machine are noisy; the *ratios* (both measured in the same run) are what count.
 
-Usage: ``python experiments/bench_scan.py [--quick]`` (``--quick`` skips the 10^6-row case).
+Usage: ``python experiments/bench_scan.py [--quick] [--cold-only]`` (``--quick`` skips the
+10^6-row case; ``--cold-only`` runs only the cold column, with import time and the in-process
+second call too, and writes ``experiments/results/bench_scan_cold.csv`` instead).
 Writes ``experiments/results/bench_scan.csv``.
 """
 
@@ -89,35 +91,89 @@ def time_ofijax(df, y, p, repeats=3, **kw):
 
 COLD = r"""
 import sys, time
+t0 = time.perf_counter()
 sys.path.insert(0, {root!r}); sys.path.insert(0, {here!r})
 from bench_scan import generate
 from ofijax.scan import bias_scan
+t1 = time.perf_counter()
 df, y, p, _ = generate({n}, {a}, {v})
-t0 = time.perf_counter()
+t2 = time.perf_counter()
 bias_scan(df, y, p, penalty=1e-17, num_restarts=10, search="coordinate_ascent")
-print(time.perf_counter() - t0)
+t3 = time.perf_counter()
+bias_scan(df, y, p, penalty=1e-17, num_restarts=10, search="coordinate_ascent")
+print(t1 - t0, t3 - t2, time.perf_counter() - t3)
 """
 
 
 def cold_times(n, a, v):
-    """First-call seconds in a fresh process: (empty persistent cache, cache filled by the first)."""
+    """Fresh-process timings, ``[(import_s, first_call_s, second_call_s)]`` for an empty
+    persistent compilation cache, then for a second process with that cache filled."""
     here = Path(__file__).resolve().parent
     code = COLD.format(root=str(here.parent), here=str(here), n=n, a=a, v=v)
     cache = tempfile.mkdtemp(prefix="ofijax-bench-cache-")
     env = {**os.environ, "OFIJAX_CACHE_DIR": cache, "OFIJAX_PROGRESS": "0"}
+    env.pop("OFIJAX_CACHE", None)
     out = []
     for _ in range(2):
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            check=True)
-        out.append(float(r.stdout.strip().splitlines()[-1]))
-    return out[0], out[1]
+        out.append(tuple(float(x) for x in r.stdout.strip().splitlines()[-1].split()))
+    return out
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def cold_only(quick: bool):
+    """The cold column alone: AIF360 vs fresh-process first calls; writes bench_scan_cold.csv."""
+    cases = [("10k_4x5", 10_000, 4, 5, 3)]
+    if not quick:
+        cases.append(("100k_10x10", 100_000, 10, 10, 1))
+    rows, summary = [], {}
+    for name, n, a, v, reps in cases:
+        df, y, p, _ = generate(n, a, v)
+        t_aif, _ = time_aif360(df, y, p, reps)
+        (imp0, cold, warm0), (imp1, cached, warm1) = cold_times(n, a, v)
+        load = load_average()
+        print(f"\n== {name}: n={n}, {a} attributes x {v} values (load average {load})")
+        print(f"  AIF360 : {t_aif:.3f} s (min of {reps})")
+        print(f"  fresh process, empty cache : import {imp0:.2f} s, first call {cold:.2f} s "
+              f"({cold / t_aif:.2f}x AIF360), second call {warm0:.3f} s")
+        print(f"  fresh process, cache warm  : import {imp1:.2f} s, first call {cached:.2f} s "
+              f"({cached / t_aif:.2f}x AIF360), second call {warm1:.3f} s")
+        rows.append(dict(case=name, n=n, attributes=a, values=v, aif360_s=t_aif,
+                         aif360_repeats=reps, cold_import_s=imp0, cold_first_call_s=cold,
+                         cold_second_call_s=warm0, cache_warm_import_s=imp1,
+                         cache_warm_first_call_s=cached, cache_warm_second_call_s=warm1,
+                         cold_over_aif360=cold / t_aif, cache_warm_over_aif360=cached / t_aif,
+                         load_average=load))
+        key = name.replace("_4x5", "")
+        summary[f"cold_over_aif360_{key}"] = f"{cold / t_aif:.2f}"
+        summary[f"cache_warm_over_aif360_{key}"] = f"{cached / t_aif:.2f}"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "bench_scan_cold.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print()
+    for k, val in summary.items():
+        print(f"{k}: {val}")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the 10^6-row case")
+    ap.add_argument("--cold-only", action="store_true",
+                    help="only the cold column (AIF360 vs fresh-process first calls); writes "
+                         "bench_scan_cold.csv (with --quick: the 10k case alone)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
+    if args.cold_only:
+        return cold_only(args.quick)
     # (name, n, attributes, values, AIF360 repeats, ofijax repeats after the compile call)
     cases = [("10k_4x5", 10_000, 4, 5, 3, 3), ("100k_4x5", 100_000, 4, 5, 2, 3)]
     if not args.quick:
@@ -138,7 +194,10 @@ def main():
                                     penalty=1e-17).score
         speedup = t_aif / t_ofi
         cold = (name == "10k_4x5") or (name == "100k_10x10" and not args.quick)
-        t_cold, t_cached = cold_times(n, a, v) if cold else (float("nan"), float("nan"))
+        if cold:
+            (_, t_cold, _), (_, t_cached, _) = cold_times(n, a, v)
+        else:
+            t_cold = t_cached = float("nan")
         print(f"\n== {name}: n={n}, {a} attributes x {v} values")
         print(f"  AIF360 : {t_aif:8.3f} s (min of {reps})  score {float(aif_score):.4f}  "
               f"(re-scored {aif_rescored:.4f})  subset {aif_norm}  planted: {aif_norm == planted}")

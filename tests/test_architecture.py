@@ -18,7 +18,7 @@ import pytest
 import ofijax
 
 ROOT = pathlib.Path(ofijax.__file__).parent
-SHARED_INTERNALS = {"ofijax._validation", "ofijax._progress"}
+SHARED_INTERNALS = {"ofijax._validation", "ofijax._progress", "ofijax._jaxcache"}
 
 
 def _modules() -> dict[str, pathlib.Path]:

@@ -50,3 +50,41 @@ def test_import_enables_cache_and_results_do_not_depend_on_it(tmp_path):
     d3, v3 = _run({"OFIJAX_CACHE": "0"})  # off
     assert d3 == "None"
     assert v1 == v2 == v3
+
+
+def test_compiler_options_gated_by_version_and_environment(monkeypatch):
+    from ofijax._jaxcache import FAST_COMPILE, compiler_options
+
+    monkeypatch.delenv("OFIJAX_FAST_COMPILE", raising=False)
+    assert compiler_options("0.10.2") == FAST_COMPILE
+    assert compiler_options("0.4.30") == {} and compiler_options("1.0.0") == {}
+    assert compiler_options("dev") == {}
+    monkeypatch.setenv("OFIJAX_FAST_COMPILE", "0")
+    assert compiler_options("0.10.2") == {}
+
+
+def test_fast_compiled_scan_gives_the_default_programs_result():
+    """The small-problem scan program (FAST_COMPILE options) and the default one agree."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from ofijax.scan import _engine as E
+    from ofijax.scan._basis import features, make_basis
+
+    rng = np.random.default_rng(3)
+    codes = np.stack([rng.integers(0, 3, 200), rng.integers(0, 4, 200)], axis=1)
+    p = rng.uniform(0.1, 0.9, 200)
+    y = (rng.uniform(size=200) < np.where(codes[:, 0] == 1, 0.8, p)).astype(np.int8)
+    with jax.enable_x64(True):
+        problem = E.make_problem(codes, np.array([3, 4]))
+        basis = make_basis("chebyshev", direction="positive")
+        Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis)
+        Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+        problem, Phi, Y = E.pad_cells(problem, Phi, Y, 16)
+        args = (jax.random.key(0), problem, Phi, Y, basis, 0.1, 40, 3, True)
+        small = E._scan_cells_small(*args)
+        default = E._scan_cells(*args)
+    assert float(small.score) > 0
+    for a, b in zip(small, default):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)

@@ -36,6 +36,7 @@ import numpy as np
 
 from ofijax import _validation as v
 from ofijax import distributions as _dist
+from ofijax._progress import Notice
 from ofijax.cm import FN, FP
 from ofijax.metrics import ofi, pairwise
 
@@ -400,6 +401,8 @@ def ofi_bootstrap(
         raise ValueError("cms: a group has n = 0; drop empty groups first.")
     conf = check_confidence(confidence)
     num = _num_draws(num_samples, least=2)
-    samples = bootstrap_ofi(v.as_key(key), jnp.asarray(c), num_samples=num)
+    with Notice(f"OFI bootstrap: {num:,} resamples of {c.shape[0]} groups"):  # one device call
+        samples = jax.block_until_ready(
+            bootstrap_ofi(v.as_key(key), jnp.asarray(c), num_samples=num))
     low, high = percentiles(samples, conf)
     return OFIBootstrap(low, high, conf, num)

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax.typing import ArrayLike
 
 from ofijax._validation import as_key, as_numpy, check_binary, check_finite, is_tracer
 from ofijax.diff._cm import check_group_weights, soft_cms
 from ofijax.diff._penalty import CMEstimator, ofi_penalty
+
+if TYPE_CHECKING:  # optax is imported on first use (it adds ~0.2 s to `import ofijax`)
+    import optax
 from ofijax.metrics import disparate_impact, ofi, pairwise
 
 __all__ = [
@@ -179,6 +181,8 @@ def _check_size(v: Any, name: str) -> int:
 
 
 def _bce(logits: jax.Array, y: jax.Array, w: jax.Array | None) -> jax.Array:
+    import optax
+
     per = optax.sigmoid_binary_cross_entropy(logits, y.astype(logits.dtype))
     if w is None:
         return jnp.mean(per)
@@ -243,6 +247,8 @@ def _build_step(
             params, batch, jax.lax.stop_gradient(coef), pstate.cm_state
         )
         updates, opt_state = optimizer.update(grads, opt_state, params)
+        import optax
+
         params = optax.apply_updates(params, updates)
         mult = pstate.multiplier
         if lagrangian:
@@ -744,7 +750,7 @@ def tradeoff_sweep(
         apply_fn=apply_fn,
         num_seeds=ns,
         num_steps=nt,
-        optimizer=_DEFAULT_OPT if optimizer is None else optimizer,
+        optimizer=_default_optimizer() if optimizer is None else optimizer,
         penalty_fn=_default_penalty if penalty_fn is None else penalty_fn,
         loss=loss,
         lagrangian=lagrangian,
@@ -755,4 +761,9 @@ def tradeoff_sweep(
     )
 
 
-_DEFAULT_OPT = optax.adam(0.05)
+@functools.cache
+def _default_optimizer():
+    """``optax.adam(0.05)``, one shared object (so jitted sweeps reuse their compilation)."""
+    import optax
+
+    return optax.adam(0.05)

@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._progress import Notice
+from .._validation import is_tracer
 from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
 from ._basis import features
 from ._engine import cell_mask, outcome_counts
@@ -81,9 +83,19 @@ def run_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params
 
 
 @partial(jax.jit, static_argnames=("spec",))
-def observed_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
-    """:func:`run_steps` on the observed data (jitted)."""
+def _observed_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
     return run_steps(spec, key, y, p, valid, row_cell, problem, basis, params, enum)
+
+
+def observed_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
+    """:func:`run_steps` on the observed data (jitted; a stderr notice if it runs > ~2 s)."""
+    args = (spec, key, y, p, valid, row_cell, problem, basis, params, enum)
+    if is_tracer(y):
+        return _observed_steps(*args)
+    what = f"{spec.search} search" + (f", top {spec.k}" if spec.k > 1 else "")
+    with Notice(f"scan: {what} over {problem.num_cells:,} cells (a first call per shape "
+                "compiles; cached on disk for later processes)"):
+        return jax.block_until_ready(_observed_steps(*args))
 
 
 @partial(jax.jit, static_argnames=("spec",))
