@@ -169,14 +169,36 @@ def _valid_values(problem: Problem) -> jax.Array:
     return jnp.arange(problem.v_max)[None, :] < problem.n_values[:, None]
 
 
+def _allowed(problem: Problem, ok) -> jax.Array:
+    """(C,) bool: cells whose code is allowed by ``ok`` (M, V_max) bool on every attribute.
+
+    For V_max ≤ 64 each attribute's row of ``ok`` is packed into one uint64 and tested with a
+    shift (elementwise, no gather: XLA's CPU gathers cost ~5-25 ns per element); otherwise the
+    table is gathered at each cell's codes.
+    """
+    m = problem.cell_codes.shape[1]
+    if problem.v_max <= 64:
+        shifts = jnp.arange(problem.v_max, dtype=jnp.uint64)
+        bits = jnp.sum(jnp.where(ok, jnp.uint64(1) << shifts, jnp.uint64(0)), axis=1,
+                       dtype=jnp.uint64)  # (M,)
+        hit = (bits[None, :] >> problem.cell_codes.astype(jnp.uint64)) & jnp.uint64(1)
+        return jnp.all(hit == 1, axis=1)
+    flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
+    return jnp.all(ok.reshape(-1)[flat], axis=1)
+
+
+def _column(problem: Problem, m) -> jax.Array:
+    """(C,) codes of attribute ``m`` (traced): an elementwise select, not a gather."""
+    a = jnp.arange(problem.cell_codes.shape[1])
+    return jnp.sum(jnp.where(a[None, :] == m, problem.cell_codes, 0), axis=1, dtype=jnp.int32)
+
+
 def _in_subset(problem: Problem, mask, listed, skip=None) -> jax.Array:
     """(C,) bool: cells satisfying every listed attribute (except ``skip``)."""
     m = problem.cell_codes.shape[1]
     active = listed if skip is None else listed & (jnp.arange(m) != skip)
-    # ok[m, v] = value v allowed on attribute m, or m not active; gathered at each cell's codes.
-    ok = (mask | ~active[:, None]).reshape(-1)
-    flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
-    return jnp.all(ok[flat], axis=1)
+    # ok[m, v] = value v allowed on attribute m, or m not active; tested at each cell's codes.
+    return _allowed(problem, mask | ~active[:, None])
 
 
 def cell_mask(problem: Problem, mask: jax.Array, listed: jax.Array) -> jax.Array:
@@ -209,6 +231,53 @@ def score_arrays(problem, Phi, Y, basis, mask, listed, *, penalty):
     return _score(problem, Phi, Y, basis, mask, listed, jnp.asarray(penalty, Phi.dtype))
 
 
+#: ``"auto"``: per-value sums by segment sum when C·V_max ≥ this, else by a one-hot matmul.
+SEGMENT_MIN_WORK = 1 << 16
+#: How :func:`attribute_step` forms its per-value sums: ``"auto"``, ``"segment"`` or ``"onehot"``
+#: (a module switch for tests and benchmarks; both give the same sums up to summation order).
+AGGREGATE = "auto"
+
+
+def _segment_sums(num: int):
+    """``(x, seg) -> segment_sum(x, seg, num)`` that stays un-batched under ``vmap``.
+
+    XLA's CPU scatter-add of a plain (C, K) array is a fast streaming loop (~0.5 ns per element),
+    but a batched scatter (what ``vmap`` makes of it: 2-D indices, broadcast updates) or one whose
+    updates are a fused expression is 10-30× slower, so a ``vmap`` over lanes or replicates is
+    turned into a loop of un-batched scatters (``jax.custom_batching.sequential_vmap``).
+    """
+
+    @jax.custom_batching.sequential_vmap
+    def seg(x, ids):
+        return jax.ops.segment_sum(x, ids, num_segments=num)
+
+    return seg
+
+
+def _per_value(problem: Problem, Phi, Y, inside, col):
+    """``(phi_v (V, K), y_v (V,), n_v (V,))``: sums over the ``inside`` cells by value ``col``.
+
+    Two exact-arithmetic-equivalent forms (they differ only in summation order, ~1e-16
+    relative): a masked one-hot matmul, O(C·V·K) (cheapest for small tables), and a segment sum
+    of the cell features by code (``inside`` cells to their value, the others to a dump slot),
+    O(C·K) with no V factor.
+    """
+    v_max = problem.v_max
+    how = AGGREGATE
+    if how == "auto":
+        how = "segment" if problem.num_cells * v_max >= SEGMENT_MIN_WORK else "onehot"
+    if how == "segment":
+        # the barrier keeps the index computation out of the scatter's fused loop
+        ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
+        seg = _segment_sums(v_max + 1)
+        phi_v = seg(Phi, ids)[:v_max]
+        yn = seg(jnp.stack([jnp.asarray(Y, Phi.dtype), problem.n_cells], axis=1), ids)[:v_max]
+        return phi_v, yn[:, 0], yn[:, 1]
+    onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype)
+    onehot = onehot * inside.astype(Phi.dtype)[:, None]
+    return onehot.T @ Phi, onehot.T @ Y, onehot.T @ problem.n_cells
+
+
 def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, penalty, ends=None):
     """Exact best value set of attribute ``m`` given the other constraints.
 
@@ -220,12 +289,9 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     v_max = problem.v_max
     c = jnp.asarray(penalty, Phi.dtype)
     ends = basis.endpoints() if ends is None else ends
-    inside = _in_subset(problem, mask, listed, skip=m).astype(Phi.dtype)  # (C,)
-    col = jnp.take(problem.cell_codes, m, axis=1)  # (C,)
-    onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype) * inside[:, None]
-    phi_v = onehot.T @ Phi  # (V, K)
-    y_v = onehot.T @ Y  # (V,)
-    n_v = onehot.T @ problem.n_cells  # (V,)
+    inside = _in_subset(problem, mask, listed, skip=m)  # (C,)
+    col = _column(problem, m)  # (C,)
+    phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col)
     present = n_v > 0
     # one batched solve for the V values and the "unconstrained" pool (all of D')
     g_all_v, t_all_v = maximize(
@@ -292,6 +358,22 @@ class _Lanes(NamedTuple):
     best_score: jax.Array  # ()
 
 
+#: Lanes stepped per iteration: all of them up to this many, else half (rounded up).
+STEP_WIDTH_ALL = 4
+
+
+def _step_width(lanes: int) -> int:
+    """Lanes advanced per iteration of :func:`_search` (static).
+
+    Lanes run for different numbers of steps (at 100k × 10 × 10 the 11 lanes take 12-91 steps,
+    417 in all), so stepping all of them until the longest stops wastes most of the work
+    (1,001 lane-steps). Stepping the ``w`` active lanes with most steps keeps the longest lane
+    busy every iteration and costs ≈ max(w·longest, total) lane-steps (546 there with w = 6).
+    Each lane's trajectory is the same whichever lanes share its iteration.
+    """
+    return lanes if lanes <= STEP_WIDTH_ALL else -(-lanes // 2)
+
+
 def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
     """All starts in lock-step; each iteration runs ONE batched call of :func:`attribute_step`.
 
@@ -330,12 +412,15 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         mask, listed, score, jnp.zeros((lanes, m), bool), jnp.zeros(lanes, jnp.int32),
         jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool), neg_inf,
     )
-    # One batched step for all lanes. (A fori_loop over lanes whose cond skips stopped lanes was
-    # tried: no gain at 20k × 8 × 8 and far slower on small or vmapped problems, where per-op
-    # overhead on 11× smaller batches dominates.)
+    # One batched step for `width` lanes per iteration (all lanes when few; see _step_width). (A
+    # fori_loop over lanes whose cond skips stopped lanes was tried: no gain at 20k × 8 × 8 and
+    # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
+    # dominates.)
+    width = _step_width(lanes)
     step_fn = jax.vmap(
         lambda mk, ls, a: attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends)[:3]
     )
+    lane_idx = jnp.arange(lanes)
 
     def cond(s: _Lanes):
         return jnp.any(s.active)
@@ -347,15 +432,27 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         a = jnp.argmax(jnp.where(s.visited[:r], -1.0, u_step), axis=1)
         if greedy:
             a = jnp.concatenate([a, (s.steps[r] % m)[None]])
-        row, lst, pooled = step_fn(s.mask, s.listed, a)
-        idx = jnp.arange(lanes)
-        mask2 = s.mask.at[idx, a].set(row)
-        listed2 = s.listed.at[idx, a].set(lst)
+        idx = lane_idx
+        if width < lanes:
+            # the `width` active lanes with the most steps so far (ties: lowest index): a lane,
+            # once picked, keeps its slot until it stops, like a job queue with `width` workers
+            prio = jnp.where(s.active, s.steps * (lanes + 1) + (lanes - idx), -1)
+            sel = jax.lax.top_k(prio, width)[1]
+            row, lst, pooled = step_fn(s.mask[sel], s.listed[sel], a[sel])
+            chosen = jnp.zeros(lanes, bool).at[sel].set(True)
+            mask2 = s.mask.at[sel, a[sel]].set(row)
+            listed2 = s.listed.at[sel, a[sel]].set(lst)
+            pooled = jnp.zeros(lanes, dtype).at[sel].set(pooled)
+        else:
+            row, lst, pooled = step_fn(s.mask, s.listed, a)
+            chosen = jnp.ones(lanes, bool)
+            mask2 = s.mask.at[idx, a].set(row)
+            listed2 = s.listed.at[idx, a].set(lst)
         others = jax.vmap(lambda mm, ll, aa: _penalty_count(problem, mm, ll.at[aa].set(False)))(
             mask2, listed2, a
         )
         full = pooled - penalty * others
-        act = s.active
+        act = s.active & chosen
         steps = s.steps + act
         # restart lanes: always accept; reset the visited flags on improvement
         improved = full > s.score + IMPROVE_TOL
@@ -379,7 +476,9 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         new_listed = jnp.where(act[:, None], new_listed, s.listed)
         new_score = jnp.where(act, new_score, s.score)
         new_visited = jnp.where(act[:, None], visited, s.visited)
-        new_active = act & ~jnp.all(new_visited, axis=1) & (steps < max_steps)
+        new_active = jnp.where(
+            chosen, act & ~jnp.all(new_visited, axis=1) & (steps < max_steps), s.active
+        )
         return _Lanes(new_mask, new_listed, new_score, new_visited, steps, new_active, bm, bl, bs)
 
     out = jax.lax.while_loop(cond, body, state)
