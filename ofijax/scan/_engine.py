@@ -238,18 +238,41 @@ SEGMENT_MIN_WORK = 1 << 16
 AGGREGATE = "auto"
 
 
-def _segment_sums(num: int):
-    """``(x, seg) -> segment_sum(x, seg, num)`` that stays un-batched under ``vmap``.
+#: Cells per chunk of the chunk-skipping segment sum (``num_cells`` must be a multiple).
+SEGMENT_CHUNK = 256
+
+
+def _segment_sums(num: int, chunk: int | None = None):
+    """``(x, seg) -> segment_sum(x, seg, num)`` (``seg == num - 1``: dropped) that stays
+    un-batched under ``vmap``.
 
     XLA's CPU scatter-add of a plain (C, K) array is a fast streaming loop (~0.5 ns per element),
     but a batched scatter (what ``vmap`` makes of it: 2-D indices, broadcast updates) or one whose
     updates are a fused expression is 10-30× slower, so a ``vmap`` over lanes or replicates is
     turned into a loop of un-batched scatters (``jax.custom_batching.sequential_vmap``).
+
+    With ``chunk``, the rows are summed in chunks of ``chunk`` rows and chunks whose rows all go
+    to the dropped slot are skipped (cells are in lexicographic order of their codes, so a
+    subgroup's cells cluster); the sums are the same up to summation order.
     """
 
     @jax.custom_batching.sequential_vmap
     def seg(x, ids):
-        return jax.ops.segment_sum(x, ids, num_segments=num)
+        if chunk is None or x.shape[0] % chunk:
+            return jax.ops.segment_sum(x, ids, num_segments=num)
+        nb = x.shape[0] // chunk
+        used = jnp.any(ids.reshape(nb, chunk) < num - 1, axis=1)
+        order = jnp.argsort(~used, stable=True)
+
+        def body(j, acc):
+            start = order[j] * chunk
+            xs = jax.lax.optimization_barrier(
+                jax.lax.dynamic_slice_in_dim(x, start, chunk, axis=0))
+            return acc + jax.ops.segment_sum(
+                xs, jax.lax.dynamic_slice_in_dim(ids, start, chunk), num_segments=num)
+
+        return jax.lax.fori_loop(0, jnp.sum(used), body,
+                                 jnp.zeros((num,) + x.shape[1:], x.dtype))
 
     return seg
 
@@ -269,7 +292,7 @@ def _per_value(problem: Problem, Phi, Y, inside, col):
     if how == "segment":
         # the barrier keeps the index computation out of the scatter's fused loop
         ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
-        seg = _segment_sums(v_max + 1)
+        seg = _segment_sums(v_max + 1, SEGMENT_CHUNK)
         phi_v = seg(Phi, ids)[:v_max]
         yn = seg(jnp.stack([jnp.asarray(Y, Phi.dtype), problem.n_cells], axis=1), ids)[:v_max]
         return phi_v, yn[:, 0], yn[:, 1]
@@ -358,20 +381,23 @@ class _Lanes(NamedTuple):
     best_score: jax.Array  # ()
 
 
-#: Lanes stepped per iteration: all of them up to this many, else half (rounded up).
-STEP_WIDTH_ALL = 4
+#: Lanes per group when :func:`_search` steps only the active lanes (large tables).
+GROUP_WIDTH = 2
+#: ... which it does when the padded cell count is at least this (smaller tables step all lanes
+#: in one batch: there per-op overhead, not per-lane work, dominates an iteration).
+GROUP_MIN_CELLS = 1 << 14
 
 
-def _step_width(lanes: int) -> int:
-    """Lanes advanced per iteration of :func:`_search` (static).
+def _group_width(problem: Problem, lanes: int) -> int:
+    """Lanes per batched step in :func:`_search`: all lanes, or :data:`GROUP_WIDTH` (static).
 
     Lanes run for different numbers of steps (at 100k × 10 × 10 the 11 lanes take 12-91 steps,
-    417 in all), so stepping all of them until the longest stops wastes most of the work
-    (1,001 lane-steps). Stepping the ``w`` active lanes with most steps keeps the longest lane
-    busy every iteration and costs ≈ max(w·longest, total) lane-steps (546 there with w = 6).
-    Each lane's trajectory is the same whichever lanes share its iteration.
+    417 in all), so stepping every lane until the longest stops computes 1,001 lane-steps. On
+    large tables each iteration instead steps only the active lanes, in groups of
+    :data:`GROUP_WIDTH` (a loop over ⌈active / width⌉ groups), ≈ 420 lane-steps there. Every
+    lane takes exactly the steps it took in lock-step.
     """
-    return lanes if lanes <= STEP_WIDTH_ALL else -(-lanes // 2)
+    return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
 
 def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
@@ -412,14 +438,15 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         mask, listed, score, jnp.zeros((lanes, m), bool), jnp.zeros(lanes, jnp.int32),
         jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool), neg_inf,
     )
-    # One batched step for `width` lanes per iteration (all lanes when few; see _step_width). (A
+    # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
     # fori_loop over lanes whose cond skips stopped lanes was tried: no gain at 20k × 8 × 8 and
     # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
     # dominates.)
-    width = _step_width(lanes)
+    width = _group_width(problem, lanes)
     step_fn = jax.vmap(
         lambda mk, ls, a: attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends)[:3]
     )
+    n_groups = -(-lanes // width)
     lane_idx = jnp.arange(lanes)
 
     def cond(s: _Lanes):
@@ -434,25 +461,29 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
             a = jnp.concatenate([a, (s.steps[r] % m)[None]])
         idx = lane_idx
         if width < lanes:
-            # the `width` active lanes with the most steps so far (ties: lowest index): a lane,
-            # once picked, keeps its slot until it stops, like a job queue with `width` workers
-            prio = jnp.where(s.active, s.steps * (lanes + 1) + (lanes - idx), -1)
-            sel = jax.lax.top_k(prio, width)[1]
-            row, lst, pooled = step_fn(s.mask[sel], s.listed[sel], a[sel])
-            chosen = jnp.zeros(lanes, bool).at[sel].set(True)
-            mask2 = s.mask.at[sel, a[sel]].set(row)
-            listed2 = s.listed.at[sel, a[sel]].set(lst)
-            pooled = jnp.zeros(lanes, dtype).at[sel].set(pooled)
+            # active lanes first (stable), padded with the last lane to whole groups
+            order = jnp.argsort(~s.active, stable=True)
+            order = jnp.concatenate([order, jnp.full(n_groups * width - lanes, order[-1])])
+            count = -(-jnp.sum(s.active) // width)
+
+            def group(j, out):
+                rows, lsts, pools = out
+                sel = jax.lax.dynamic_slice(order, (j * width,), (width,))
+                r, ls_, pl = step_fn(s.mask[sel], s.listed[sel], a[sel])
+                return rows.at[sel].set(r), lsts.at[sel].set(ls_), pools.at[sel].set(pl)
+
+            init = (jnp.zeros((lanes, v_max), bool), jnp.zeros(lanes, bool),
+                    jnp.zeros(lanes, dtype))
+            row, lst, pooled = jax.lax.fori_loop(0, count, group, init)
         else:
             row, lst, pooled = step_fn(s.mask, s.listed, a)
-            chosen = jnp.ones(lanes, bool)
-            mask2 = s.mask.at[idx, a].set(row)
-            listed2 = s.listed.at[idx, a].set(lst)
+        mask2 = s.mask.at[idx, a].set(row)
+        listed2 = s.listed.at[idx, a].set(lst)
         others = jax.vmap(lambda mm, ll, aa: _penalty_count(problem, mm, ll.at[aa].set(False)))(
             mask2, listed2, a
         )
         full = pooled - penalty * others
-        act = s.active & chosen
+        act = s.active
         steps = s.steps + act
         # restart lanes: always accept; reset the visited flags on improvement
         improved = full > s.score + IMPROVE_TOL
@@ -476,9 +507,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         new_listed = jnp.where(act[:, None], new_listed, s.listed)
         new_score = jnp.where(act, new_score, s.score)
         new_visited = jnp.where(act[:, None], visited, s.visited)
-        new_active = jnp.where(
-            chosen, act & ~jnp.all(new_visited, axis=1) & (steps < max_steps), s.active
-        )
+        new_active = act & ~jnp.all(new_visited, axis=1) & (steps < max_steps)
         return _Lanes(new_mask, new_listed, new_score, new_visited, steps, new_active, bm, bl, bs)
 
     out = jax.lax.while_loop(cond, body, state)
