@@ -117,8 +117,9 @@ def main():
             print(f"exponent_{sweep}_aif360: {exponent(x, [r['aif360_s'] for r in sel]):.2f}")
     if not args.no_aif360:
         print(f"min_ratio_vs_aif360: {min(r['ratio'] for r in rows):.1f}")
+        # AIF360 returns its score rounded to 4 decimals: compare within that rounding
         print(f"ofijax_score_ge_aif360_all: "
-              f"{all(r['ofijax_score'] >= r['aif360_score'] - 1e-6 for r in rows)}")
+              f"{all(r['ofijax_score'] >= r['aif360_score'] - 1e-4 for r in rows)}")
     print(f"cpu_count: {os.cpu_count()}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -220,3 +221,101 @@ def test_vmap_over_replicates():
     for i in range(3):
         single = E.scan_arrays(keys[i], problem, Phi, Ys[i], basis, penalty=0.0, num_restarts=RESTARTS)
         assert float(batched.score[i]) == pytest.approx(float(single.score), abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregation paths of the engine (segment sum, chunk skipping, shift-tested membership,
+# grouped lanes) against the one-hot reference path and NumPy
+
+
+def _path_table(seed=7, n=700, n_values=(7, 5, 70)):
+    rng = np.random.default_rng(seed)
+    codes = np.stack([rng.integers(0, v, n) for v in n_values], axis=1)
+    codes[:, 1] = np.where(codes[:, 0] < 3, 0, codes[:, 1])  # clustered, uneven cells
+    for m, v in enumerate(n_values):
+        codes[:v, m] = np.arange(v)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.uniform(size=n) < p).astype(np.int8)
+    return codes, y, p, np.array(n_values)
+
+
+@pytest.mark.parametrize("v_cap", [None, 6])
+def test_per_value_paths_match_numpy(monkeypatch, v_cap):
+    """One-hot matmul, segment sum and chunk-skipping segment sum give the same per-value sums
+    (to 1e-12 relative) as NumPy over the rows; membership by shifts (V ≤ 64) and by gather
+    (V > 64) equals NumPy's; all also under vmap."""
+    codes, y, p, n_values = _path_table()
+    if v_cap is not None:  # all V ≤ 64: the shift test
+        codes = np.minimum(codes, v_cap - 1)
+        n_values = np.minimum(n_values, v_cap)
+    problem = E.make_problem(codes, n_values)
+    basis = make_basis("chebyshev", direction="positive")
+    Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis)
+    Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+    padded = -(-problem.num_cells // 8) * 8 + 8
+    problem, Phi, Y = E.pad_cells(problem, Phi, Y, padded)
+    row_cell = np.asarray(problem.row_cell)
+    phi_rows = np.asarray(Phi)[row_cell] / np.asarray(problem.n_cells)[row_cell][:, None]
+    rng = np.random.default_rng(1)
+    masks = rng.uniform(size=(3, len(n_values), problem.v_max)) < 0.6
+    listed = rng.uniform(size=(3, len(n_values))) < 0.7
+    attrs = np.array([0, 2, 1])
+    ref = []
+    for lane in range(3):
+        ok = masks[lane] | ~(listed[lane] & (np.arange(len(n_values)) != attrs[lane]))[:, None]
+        ins = np.all(ok[np.arange(len(n_values)), codes], axis=1)
+        got = np.asarray(E._in_subset(problem, jnp.asarray(masks[lane]),
+                                      jnp.asarray(listed[lane]), skip=attrs[lane]))
+        np.testing.assert_array_equal(got[row_cell], ins)
+        onehot = (codes[:, attrs[lane]][:, None] == np.arange(problem.v_max)) & ins[:, None]
+        ref.append((onehot.T @ phi_rows, onehot.T @ y.astype(np.float64), onehot.sum(axis=0)))
+
+    def agg(mk, ls, a):
+        inside = E._in_subset(problem, mk, ls, skip=a)
+        return E._per_value(problem, Phi, Y, inside, E._column(problem, a))
+
+    for how, chunk in (("onehot", 256), ("segment", 1 << 30), ("segment", 8)):
+        monkeypatch.setattr(E, "AGGREGATE", how)
+        monkeypatch.setattr(E, "SEGMENT_CHUNK", chunk)
+        out = jax.jit(jax.vmap(agg))(jnp.asarray(masks), jnp.asarray(listed), jnp.asarray(attrs))
+        for lane in range(3):
+            single = jax.jit(agg)(jnp.asarray(masks[lane]), jnp.asarray(listed[lane]),
+                                  int(attrs[lane]))
+            for got, alone, want in zip(out, single, ref[lane]):
+                scale = max(1.0, float(np.abs(want).max()))
+                np.testing.assert_allclose(np.asarray(got[lane]), want, rtol=0, atol=1e-12 * scale)
+                np.testing.assert_allclose(np.asarray(alone), want, rtol=0, atol=1e-12 * scale)
+
+
+def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
+    """Stepping only the active lanes in groups, with segment sums over skipped chunks, takes the
+    same steps and finds the same subgroups as the lock-step one-hot search (also vmapped)."""
+    codes, y, p, n_values = _path_table(seed=3, n=900, n_values=(6, 4, 9))
+    bump = (codes[:, 0] == 2) & (codes[:, 2] < 4)
+    y = np.where(bump, (np.random.default_rng(0).uniform(size=y.size) < 0.9), y).astype(np.int8)
+    problem = E.make_problem(codes, n_values)
+    basis = make_basis("chebyshev", direction="positive")
+    Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis)
+    Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+    problem, Phi, Y = E.pad_cells(problem, Phi, Y, -(-problem.num_cells // 8) * 8)
+    cells = dataclasses.replace(problem, row_cell=jnp.zeros(0, jnp.int32))
+    keys = jax.random.split(jax.random.key(2), 2)
+
+    def run():  # a fresh jit, so the module switches are read at trace time
+        f = jax.jit(E._scan_cells.__wrapped__, static_argnums=(7, 8))
+        one = jax.vmap(lambda k: f(k, cells, Phi, Y, basis, 0.01, 60, RESTARTS, True))
+        return one(keys)
+
+    monkeypatch.setattr(E, "AGGREGATE", "onehot")
+    monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1 << 40)
+    ref = run()
+    monkeypatch.setattr(E, "AGGREGATE", "segment")
+    monkeypatch.setattr(E, "SEGMENT_CHUNK", 8)
+    monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1)
+    assert E._group_width(cells, RESTARTS + 1) == E.GROUP_WIDTH
+    got = run()
+    np.testing.assert_array_equal(np.asarray(got.steps), np.asarray(ref.steps))
+    np.testing.assert_array_equal(np.asarray(got.mask), np.asarray(ref.mask))
+    np.testing.assert_array_equal(np.asarray(got.listed), np.asarray(ref.listed))
+    np.testing.assert_allclose(np.asarray(got.score), np.asarray(ref.score), rtol=0, atol=1e-9)
+    assert np.asarray(ref.steps).min() < np.asarray(ref.steps).max()  # lanes of unequal length

@@ -48,12 +48,25 @@ lock-step: restart 0 starts from the whole data, the others from a random subgro
 attributes in random order, each value kept with probability ρ, the constraint kept only if it excludes
 a value and ≥ 10 rows remain). ofijax adds one *greedy* lane (``greedy=True``, default): steepest
 coordinate ascent from the whole data, which escapes the noise constraints that a random first
-attribute locks in at near-zero penalty. All lanes advance together, one batched
-:func:`attribute_step` per iteration. The best lane wins (ties: lowest index, restarts first).
+attribute locks in at near-zero penalty. All lanes advance together: each iteration steps every
+active lane by :func:`attribute_step` (one batch, or groups on large tables). The best lane wins (ties: lowest index, restarts first).
 
-Cost per iteration: O(L·(C·M + C·V_max·K)) for L lanes (a masked one-hot matmul aggregates the
-cell features per value), so cell compression pays when C ≪ N; when nearly every row is its own
-cell (many attributes with many values) each iteration touches C·K ≈ N·K numbers.
+Cost model (per lane-step; C cells, M attributes, K features, V = V_max):
+
+* membership of the other constraints: O(C·M) elementwise (one packed-bit shift per code when
+  V ≤ 64; no gathers, which cost ~5-25 ns per element on XLA's CPU backend);
+* per-value sums (:func:`_per_value`): a masked one-hot matmul, O(C·V·K), for small tables
+  (C·V < :data:`SEGMENT_MIN_WORK`), else a segment sum of the features by code, O(C_used·K) with
+  no V factor, where chunks of :data:`SEGMENT_CHUNK` cells with no cell in the subgroup are
+  skipped (cells are in lexicographic order, so most of them are once the first attributes are
+  constrained); each lane's segment sum stays an un-batched scatter under ``vmap``;
+* the solves: O(V·K·40) (bisection with Clenshaw, see :mod:`._solve`), independent of C.
+
+Lanes stop after different numbers of steps; on large tables (C ≥ :data:`GROUP_MIN_CELLS`) each
+iteration steps only the active lanes, in groups of :data:`GROUP_WIDTH`, so a scan costs about
+Σ_lanes steps lane-steps rather than L·max steps (417 vs 1,001 at 100k × 10 × 10). Cell
+compression pays when C ≪ N; when nearly every row is its own cell each lane-step streams the
+C·K features once (≈ 3-5 ms at C = 10^5, K = 44 on one CPU core), minus the skipped chunks.
 """
 
 from __future__ import annotations
@@ -173,14 +186,36 @@ def _valid_values(problem: Problem) -> jax.Array:
     return jnp.arange(problem.v_max)[None, :] < problem.n_values[:, None]
 
 
+def _allowed(problem: Problem, ok) -> jax.Array:
+    """(C,) bool: cells whose code is allowed by ``ok`` (M, V_max) bool on every attribute.
+
+    For V_max ≤ 64 each attribute's row of ``ok`` is packed into one uint64 and tested with a
+    shift (elementwise, no gather: XLA's CPU gathers cost ~5-25 ns per element); otherwise the
+    table is gathered at each cell's codes.
+    """
+    m = problem.cell_codes.shape[1]
+    if problem.v_max <= 64:
+        shifts = jnp.arange(problem.v_max, dtype=jnp.uint64)
+        bits = jnp.sum(jnp.where(ok, jnp.uint64(1) << shifts, jnp.uint64(0)), axis=1,
+                       dtype=jnp.uint64)  # (M,)
+        hit = (bits[None, :] >> problem.cell_codes.astype(jnp.uint64)) & jnp.uint64(1)
+        return jnp.all(hit == 1, axis=1)
+    flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
+    return jnp.all(ok.reshape(-1)[flat], axis=1)
+
+
+def _column(problem: Problem, m) -> jax.Array:
+    """(C,) codes of attribute ``m`` (traced): an elementwise select, not a gather."""
+    a = jnp.arange(problem.cell_codes.shape[1])
+    return jnp.sum(jnp.where(a[None, :] == m, problem.cell_codes, 0), axis=1, dtype=jnp.int32)
+
+
 def _in_subset(problem: Problem, mask, listed, skip=None) -> jax.Array:
     """(C,) bool: cells satisfying every listed attribute (except ``skip``)."""
     m = problem.cell_codes.shape[1]
     active = listed if skip is None else listed & (jnp.arange(m) != skip)
-    # ok[m, v] = value v allowed on attribute m, or m not active; gathered at each cell's codes.
-    ok = (mask | ~active[:, None]).reshape(-1)
-    flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
-    return jnp.all(ok[flat], axis=1)
+    # ok[m, v] = value v allowed on attribute m, or m not active; tested at each cell's codes.
+    return _allowed(problem, mask | ~active[:, None])
 
 
 def cell_mask(problem: Problem, mask: jax.Array, listed: jax.Array) -> jax.Array:
@@ -214,6 +249,76 @@ def score_arrays(problem, Phi, Y, basis, mask, listed, *, penalty):
     return _score(problem, Phi, Y, basis, mask, listed, jnp.asarray(penalty, Phi.dtype))
 
 
+#: ``"auto"``: per-value sums by segment sum when C·V_max ≥ this, else by a one-hot matmul.
+SEGMENT_MIN_WORK = 1 << 16
+#: How :func:`attribute_step` forms its per-value sums: ``"auto"``, ``"segment"`` or ``"onehot"``
+#: (a module switch for tests and benchmarks; both give the same sums up to summation order).
+AGGREGATE = "auto"
+
+
+#: Cells per chunk of the chunk-skipping segment sum (``num_cells`` must be a multiple).
+SEGMENT_CHUNK = 256
+
+
+def _segment_sums(num: int, chunk: int | None = None):
+    """``(x, seg) -> segment_sum(x, seg, num)`` (``seg == num - 1``: dropped) that stays
+    un-batched under ``vmap``.
+
+    XLA's CPU scatter-add of a plain (C, K) array is a fast streaming loop (~0.5 ns per element),
+    but a batched scatter (what ``vmap`` makes of it: 2-D indices, broadcast updates) or one whose
+    updates are a fused expression is 10-30× slower, so a ``vmap`` over lanes or replicates is
+    turned into a loop of un-batched scatters (``jax.custom_batching.sequential_vmap``).
+
+    With ``chunk``, the rows are summed in chunks of ``chunk`` rows and chunks whose rows all go
+    to the dropped slot are skipped (cells are in lexicographic order of their codes, so a
+    subgroup's cells cluster); the sums are the same up to summation order.
+    """
+
+    @jax.custom_batching.sequential_vmap
+    def seg(x, ids):
+        if chunk is None or x.shape[0] % chunk:
+            return jax.ops.segment_sum(x, ids, num_segments=num)
+        nb = x.shape[0] // chunk
+        used = jnp.any(ids.reshape(nb, chunk) < num - 1, axis=1)
+        order = jnp.argsort(~used, stable=True)
+
+        def body(j, acc):
+            start = order[j] * chunk
+            xs = jax.lax.optimization_barrier(
+                jax.lax.dynamic_slice_in_dim(x, start, chunk, axis=0))
+            return acc + jax.ops.segment_sum(
+                xs, jax.lax.dynamic_slice_in_dim(ids, start, chunk), num_segments=num)
+
+        return jax.lax.fori_loop(0, jnp.sum(used), body,
+                                 jnp.zeros((num,) + x.shape[1:], x.dtype))
+
+    return seg
+
+
+def _per_value(problem: Problem, Phi, Y, inside, col):
+    """``(phi_v (V, K), y_v (V,), n_v (V,))``: sums over the ``inside`` cells by value ``col``.
+
+    Two exact-arithmetic-equivalent forms (they differ only in summation order, ~1e-16
+    relative): a masked one-hot matmul, O(C·V·K) (cheapest for small tables), and a segment sum
+    of the cell features by code (``inside`` cells to their value, the others to a dump slot),
+    O(C·K) with no V factor.
+    """
+    v_max = problem.v_max
+    how = AGGREGATE
+    if how == "auto":
+        how = "segment" if problem.num_cells * v_max >= SEGMENT_MIN_WORK else "onehot"
+    if how == "segment":
+        # the barrier keeps the index computation out of the scatter's fused loop
+        ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
+        seg = _segment_sums(v_max + 1, SEGMENT_CHUNK)
+        phi_v = seg(Phi, ids)[:v_max]
+        yn = seg(jnp.stack([jnp.asarray(Y, Phi.dtype), problem.n_cells], axis=1), ids)[:v_max]
+        return phi_v, yn[:, 0], yn[:, 1]
+    onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype)
+    onehot = onehot * inside.astype(Phi.dtype)[:, None]
+    return onehot.T @ Phi, onehot.T @ Y, onehot.T @ problem.n_cells
+
+
 def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, penalty, ends=None):
     """Exact best value set of attribute ``m`` given the other constraints.
 
@@ -225,12 +330,9 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     v_max = problem.v_max
     c = jnp.asarray(penalty, Phi.dtype)
     ends = basis.endpoints() if ends is None else ends
-    inside = _in_subset(problem, mask, listed, skip=m).astype(Phi.dtype)  # (C,)
-    col = jnp.take(problem.cell_codes, m, axis=1)  # (C,)
-    onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype) * inside[:, None]
-    phi_v = onehot.T @ Phi  # (V, K)
-    y_v = onehot.T @ Y  # (V,)
-    n_v = onehot.T @ problem.n_cells  # (V,)
+    inside = _in_subset(problem, mask, listed, skip=m)  # (C,)
+    col = _column(problem, m)  # (C,)
+    phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col)
     present = n_v > 0
     # one batched solve for the V values and the "unconstrained" pool (all of D')
     g_all_v, t_all_v = maximize(
@@ -297,8 +399,27 @@ class _Lanes(NamedTuple):
     best_score: jax.Array  # ()
 
 
+#: Lanes per group when :func:`_search` steps only the active lanes (large tables).
+GROUP_WIDTH = 2
+#: ... which it does when the padded cell count is at least this (smaller tables step all lanes
+#: in one batch: there per-op overhead, not per-lane work, dominates an iteration).
+GROUP_MIN_CELLS = 1 << 14
+
+
+def _group_width(problem: Problem, lanes: int) -> int:
+    """Lanes per batched step in :func:`_search`: all lanes, or :data:`GROUP_WIDTH` (static).
+
+    Lanes run for different numbers of steps (at 100k × 10 × 10 the 11 lanes take 12-91 steps,
+    417 in all), so stepping every lane until the longest stops computes 1,001 lane-steps. On
+    large tables each iteration instead steps only the active lanes, in groups of
+    :data:`GROUP_WIDTH` (a loop over ⌈active / width⌉ groups), ≈ 420 lane-steps there. Every
+    lane takes exactly the steps it took in lock-step.
+    """
+    return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
+
+
 def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
-    """All starts in lock-step; each iteration runs ONE batched call of :func:`attribute_step`.
+    """All starts in lock-step; each iteration steps every active lane (:func:`_group_width`).
 
     Restart lanes (MDSS): restart 0 from the whole data, others from a random start; each
     iteration a lane steps one random unvisited attribute, always accepts, and resets its visited
@@ -335,12 +456,16 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         mask, listed, score, jnp.zeros((lanes, m), bool), jnp.zeros(lanes, jnp.int32),
         jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool), neg_inf,
     )
-    # One batched step for all lanes. (A fori_loop over lanes whose cond skips stopped lanes was
-    # tried: no gain at 20k × 8 × 8 and far slower on small or vmapped problems, where per-op
-    # overhead on 11× smaller batches dominates.)
+    # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
+    # fori_loop over lanes whose cond skips stopped lanes was tried: no gain at 20k × 8 × 8 and
+    # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
+    # dominates.)
+    width = _group_width(problem, lanes)
     step_fn = jax.vmap(
         lambda mk, ls, a: attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends)[:3]
     )
+    n_groups = -(-lanes // width)
+    lane_idx = jnp.arange(lanes)
 
     def cond(s: _Lanes):
         return jnp.any(s.active)
@@ -352,8 +477,24 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
         a = jnp.argmax(jnp.where(s.visited[:r], -1.0, u_step), axis=1)
         if greedy:
             a = jnp.concatenate([a, (s.steps[r] % m)[None]])
-        row, lst, pooled = step_fn(s.mask, s.listed, a)
-        idx = jnp.arange(lanes)
+        idx = lane_idx
+        if width < lanes:
+            # active lanes first (stable), padded with the last lane to whole groups
+            order = jnp.argsort(~s.active, stable=True)
+            order = jnp.concatenate([order, jnp.full(n_groups * width - lanes, order[-1])])
+            count = -(-jnp.sum(s.active) // width)
+
+            def group(j, out):
+                rows, lsts, pools = out
+                sel = jax.lax.dynamic_slice(order, (j * width,), (width,))
+                r, ls_, pl = step_fn(s.mask[sel], s.listed[sel], a[sel])
+                return rows.at[sel].set(r), lsts.at[sel].set(ls_), pools.at[sel].set(pl)
+
+            init = (jnp.zeros((lanes, v_max), bool), jnp.zeros(lanes, bool),
+                    jnp.zeros(lanes, dtype))
+            row, lst, pooled = jax.lax.fori_loop(0, count, group, init)
+        else:
+            row, lst, pooled = step_fn(s.mask, s.listed, a)
         mask2 = s.mask.at[idx, a].set(row)
         listed2 = s.listed.at[idx, a].set(lst)
         others = jax.vmap(lambda mm, ll, aa: _penalty_count(problem, mm, ll.at[aa].set(False)))(
