@@ -42,7 +42,7 @@ DEFAULT_RUNS = 2
 
 def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
               p_kinds=("true", "learned"), seed=0, num_restarts=C.NUM_RESTARTS,
-              penalty=C.PENALTY, progress=False) -> pd.DataFrame:
+              penalty=C.PENALTY, progress=False, checkpoint=None) -> pd.DataFrame:
     """Run Experiment 2 and return one row per (run, side, injection, ε, p_kind, λ)."""
     import jax
 
@@ -54,6 +54,8 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
     p_true = C.exp2_true_probabilities(df)
     base = jax.random.key(seed)
     rows = []
+    cols = ["run", "side", "injection", "eps", "p_kind", "lam", "iou", "score", "detected",
+            "size", "true_size", "n_side", "rescans", "true_subset", "subset"]
     for r in range(runs):
         rng = np.random.default_rng([seed, 2, r])
         subset = C.exp2_random_subgroup(rng, df)
@@ -90,15 +92,17 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
             if progress:
                 print(f"run {r} side {side}: S = {C.format_subset(subset)} "
                       f"(|S ∩ side| = {int(truth.sum())}); {len(rows)} rows", flush=True)
-    cols = ["run", "side", "injection", "eps", "p_kind", "lam", "iou", "score", "detected",
-            "size", "true_size", "n_side", "rescans", "true_subset", "subset"]
+        if checkpoint is not None:  # the runs so far, so an interrupted run can be summarized
+            pd.DataFrame(rows)[cols].to_csv(checkpoint, index=False)
     return pd.DataFrame(rows)[cols]
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     g = runs.groupby(["side", "injection", "p_kind", "eps", "lam"], sort=True)
-    return g.agg(runs=("iou", "size"), mean_iou=("iou", "mean"), sd_iou=("iou", "std"),
-                 mean_score=("score", "mean"), detection_rate=("detected", "mean")).reset_index()
+    out = g.agg(runs=("iou", "size"), mean_iou=("iou", "mean"), sd_iou=("iou", "std"),
+                mean_score=("score", "mean"), detection_rate=("detected", "mean")).reset_index()
+    out.insert(out.columns.get_loc("sd_iou") + 1, "se_iou", out.sd_iou / np.sqrt(out.runs))
+    return out
 
 
 def best_lambda(summary: pd.DataFrame) -> pd.DataFrame:
@@ -173,16 +177,23 @@ def main(argv=None) -> dict:
                     help=f"runs (random subgroups); default {DEFAULT_RUNS}")
     ap.add_argument("--restarts", type=int, default=C.NUM_RESTARTS)
     ap.add_argument("--progress", action="store_true")
+    ap.add_argument("--from-runs", default=None,
+                    help="summarize an existing runs CSV (e.g. the checkpoint) instead of scanning")
     args = ap.parse_args(argv)
     eps, lams, runs, sides, pks = (C.EXP2_EPSILONS, C.EXP2_LAMBDAS, args.runs,
                                    ("negative", "positive"), ("true", "learned"))
     if args.quick:
         eps, lams, runs, sides, pks = (0.0, 3.0), (0.0, 1.0, 50.0), 1, ("negative",), ("true",)
-    with C.Timer() as t:
-        res = scan_runs(eps, lams, runs, sides=sides, p_kinds=pks, seed=args.seed,
-                        num_restarts=args.restarts, progress=args.progress)
-    summary = summarize(res)
     suffix = "_quick" if args.quick else ""
+    with C.Timer() as t:
+        if args.from_runs:
+            res = pd.read_csv(args.from_runs)
+            runs = int(res.run.nunique())
+        else:
+            res = scan_runs(eps, lams, runs, sides=sides, p_kinds=pks, seed=args.seed,
+                            num_restarts=args.restarts, progress=args.progress,
+                            checkpoint=C.results_path(f"ijdi_exp2_runs_partial{suffix}.csv"))
+    summary = summarize(res)
     C.write_csv(res, f"ijdi_exp2_runs{suffix}.csv")
     C.write_csv(summary, f"ijdi_exp2_summary{suffix}.csv")
     C.write_csv(best_lambda(summary), f"ijdi_exp2_best{suffix}.csv")

@@ -66,7 +66,7 @@ def describe(mask, on_side, yb, p):
 
 def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMBDAS, *,
         replicates=200, keys=4, seed=0, num_restarts=C.NUM_RESTARTS, penalty=C.PENALTY,
-        test_lambdas=None, progress=False):
+        test_lambdas=None, progress=False, checkpoint=None):
     """Main runs (with a randomization test at the λ in ``test_lambdas``; default all) and spread."""
     import jax
 
@@ -104,6 +104,9 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
                         "subset": C.format_subset(k_res.subset), "score": float(k_res.score),
                         "size": int(k_res.size),
                     })
+                if checkpoint is not None:  # what ran so far (an interrupted run keeps it)
+                    pd.DataFrame(main_rows).to_csv(f"{checkpoint}.csv", index=False)
+                    pd.DataFrame(spread_rows).to_csv(f"{checkpoint}_spread.csv", index=False)
                 if progress:
                     r = main_rows[-1]
                     print(f"{name} {side} λ={lam:g}: {r['subset']} score {r['score']:.3f} "
@@ -149,19 +152,32 @@ def main(argv=None) -> dict:
                     help="λ values that get the randomization test (default: all)")
     ap.add_argument("--restarts", type=int, default=C.NUM_RESTARTS)
     ap.add_argument("--progress", action="store_true")
+    ap.add_argument("--data", nargs="+", default=["compas", "german"])
+    ap.add_argument("--sides", nargs="+", default=["negative", "positive"])
+    ap.add_argument("--lambdas", type=float, nargs="+", default=list(LAMBDAS))
+    ap.add_argument("--from-partial", action="store_true",
+                    help="write the outputs from the checkpoint CSVs of an interrupted run")
     args = ap.parse_args(argv)
-    names, sides, lams, reps, keys = (("compas", "german"), ("negative", "positive"), LAMBDAS,
+    names, sides, lams, reps, keys = (tuple(args.data), tuple(args.sides), tuple(args.lambdas),
                                       args.replicates, args.keys)
     if args.quick:
         names, sides, lams, reps, keys = ("compas",), ("negative",), (0.0, 1.0), 19, 1
-    with C.Timer() as t:
-        main_df, spread = run(names, sides, lams, replicates=reps, keys=keys, seed=args.seed,
-                              num_restarts=args.restarts, test_lambdas=args.test_lambdas,
-                              progress=args.progress)
     suffix = "_quick" if args.quick else ""
+    partial = C.results_path(f"ijdi_real_partial{suffix}")
+    with C.Timer() as t:
+        if args.from_partial:
+            main_df = pd.read_csv(f"{partial}.csv")
+            spread = pd.read_csv(f"{partial}_spread.csv")
+            reps = int(main_df.replicates.max())
+        else:
+            main_df, spread = run(names, sides, lams, replicates=reps, keys=keys,
+                                  seed=args.seed, num_restarts=args.restarts,
+                                  test_lambdas=args.test_lambdas, progress=args.progress,
+                                  checkpoint=partial)
     C.write_csv(main_df, f"ijdi_real{suffix}.csv")
     C.write_csv(spread, f"ijdi_real_spread{suffix}.csv")
-    C.write_markdown(table(main_df, spread) + f"\n\nRuntime: {t.seconds:.0f} s "
+    runtime = float(main_df.seconds.sum()) if args.from_partial else t.seconds
+    C.write_markdown(table(main_df, spread) + f"\n\nRuntime: {runtime:.0f} s "
                      f"({C.cpu_count_note()}).", f"ijdi_real_table{suffix}.md")
     with pd.option_context("display.width", 200, "display.max_colwidth", 80):
         print(main_df[["data", "side", "lam", "subset", "size", "score", "p_value"]].to_string(

@@ -73,6 +73,8 @@ def main(argv=None):
                                      score_min=float(np.min(scores)),
                                      score_max=float(np.max(scores)),
                                      seconds=time.perf_counter() - t0))
+                    C.write_csv(pd.DataFrame(rows), "ijdi_restarts_quick.csv" if args.quick
+                                else "ijdi_restarts.csv")  # what ran so far
                     print(f"{name} {side} λ={lam:g} restarts={r}: {counts.size} distinct, modal "
                           f"share {counts.iloc[0] / keys:.2f}, scores "
                           f"{np.min(scores):.3f}–{np.max(scores):.3f}", flush=True)
