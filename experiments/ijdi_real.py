@@ -94,7 +94,8 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
                     "rate_in_S": rate_s, "rate_outside": rate_o, "p_in_S": p_s,
                     "p_outside": p_o, "q": float(res.q), "rescans": int(res.num_rescans),
                     "edge_cases": ",".join(h.edge_case for h in res.history[:-1]) or "-",
-                    "converged": bool(res.converged), "seconds": round(t.seconds, 1),
+                    "converged": bool(res.converged), "unbounded": bool(res.unbounded),
+                    "seconds": round(t.seconds, 1),
                 })
                 for j in range(keys + 1):  # key `seed` again (no test) + `keys` more
                     k_res = res if j == 0 else ijdi_scan(
@@ -102,7 +103,7 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
                     spread_rows.append({
                         "data": name, "side": side, "lam": float(lam), "key": seed + j,
                         "subset": C.format_subset(k_res.subset), "score": float(k_res.score),
-                        "size": int(k_res.size),
+                        "size": int(k_res.size), "unbounded": bool(k_res.unbounded),
                     })
                 if checkpoint is not None:  # what ran so far (an interrupted run keeps it)
                     pd.DataFrame(main_rows).to_csv(f"{checkpoint}.csv", index=False)
@@ -123,19 +124,22 @@ def spread_summary(spread: pd.DataFrame) -> pd.DataFrame:
             "distinct_subgroups": int(counts.size),
             "modal_subgroup_share": float(counts.iloc[0] / len(s)),
             "score_min": float(s.score.min()), "score_max": float(s.score.max()),
+            "unbounded_keys": int(s.unbounded.sum()) if "unbounded" in s else 0,
         })
     return pd.DataFrame(out)
 
 
 def table(main: pd.DataFrame, spread: pd.DataFrame) -> str:
     cols = ["data", "side", "lam", "subset", "size", "score", "p_value", "rate_in_S",
-            "rate_outside", "p_in_S", "p_outside", "edge_cases"]
+            "rate_outside", "p_in_S", "p_outside", "edge_cases", "unbounded"]
     m = main[cols].rename(columns={"lam": "λ", "rate_in_S": "FPR/TPR(S)",
                                    "rate_outside": "FPR/TPR(~S)", "p_in_S": "p(S)",
                                    "p_outside": "p(~S)", "edge_cases": "adjustments"})
     r = int(main.replicates.max()) if len(main) else 0
     txt = (f"Key 0, randomization test with R = {r} replicates (p = (1 + #{{F* ≥ F}})/(R + 1); "
-           "NaN where no test was run).\n\n"
+           "NaN where no test was run). *unbounded*: every scanned row of S has the outcome, so "
+           "q runs to its cap and the score measures the cap (log(1/p_epsilon) per row with raw "
+           "p_scan < 0), not a finding.\n\n"
            + C.markdown_table(m, ".3f"))
     ss = spread_summary(spread)
     if len(ss):
@@ -155,19 +159,26 @@ def main(argv=None) -> dict:
     ap.add_argument("--data", nargs="+", default=["compas", "german"])
     ap.add_argument("--sides", nargs="+", default=["negative", "positive"])
     ap.add_argument("--lambdas", type=float, nargs="+", default=list(LAMBDAS))
-    ap.add_argument("--from-partial", action="store_true",
-                    help="write the outputs from the checkpoint CSVs of an interrupted run")
+    ap.add_argument("--from-partial", nargs="*", default=None, metavar="SUFFIX",
+                    help="write the outputs from the checkpoint CSVs of interrupted runs "
+                         "(their --partial-suffix values; none = the default checkpoint)")
+    ap.add_argument("--partial-suffix", default="",
+                    help="checkpoint name suffix, so that runs in parallel processes "
+                         "(e.g. --data german) do not overwrite each other")
     args = ap.parse_args(argv)
     names, sides, lams, reps, keys = (tuple(args.data), tuple(args.sides), tuple(args.lambdas),
                                       args.replicates, args.keys)
     if args.quick:
         names, sides, lams, reps, keys = ("compas",), ("negative",), (0.0, 1.0), 19, 1
     suffix = "_quick" if args.quick else ""
-    partial = C.results_path(f"ijdi_real_partial{suffix}")
+    partial = C.results_path(f"ijdi_real_partial{suffix}{args.partial_suffix}")
     with C.Timer() as t:
-        if args.from_partial:
-            main_df = pd.read_csv(f"{partial}.csv")
-            spread = pd.read_csv(f"{partial}_spread.csv")
+        if args.from_partial is not None:
+            stems = [C.results_path(f"ijdi_real_partial{suffix}{s}")
+                     for s in (args.from_partial or [""])]
+            main_df = pd.concat([pd.read_csv(f"{s}.csv") for s in stems], ignore_index=True)
+            spread = pd.concat([pd.read_csv(f"{s}_spread.csv") for s in stems],
+                               ignore_index=True)
             reps = int(main_df.replicates.max())
         else:
             main_df, spread = run(names, sides, lams, replicates=reps, keys=keys,
@@ -176,7 +187,7 @@ def main(argv=None) -> dict:
                                   checkpoint=partial)
     C.write_csv(main_df, f"ijdi_real{suffix}.csv")
     C.write_csv(spread, f"ijdi_real_spread{suffix}.csv")
-    runtime = float(main_df.seconds.sum()) if args.from_partial else t.seconds
+    runtime = float(main_df.seconds.sum()) if args.from_partial is not None else t.seconds
     C.write_markdown(table(main_df, spread) + f"\n\nRuntime: {runtime:.0f} s "
                      f"({C.cpu_count_note()}).", f"ijdi_real_table{suffix}.md")
     with pd.option_context("display.width", 200, "display.max_colwidth", 80):
