@@ -21,9 +21,11 @@ outside the detected subgroup), ``ijdi_real_spread.csv`` (one row per key),
 ``ijdi_real_table.md``.
 
 Usage: ``python experiments/ijdi_real.py [--replicates 200] [--test-lambdas 0 1] [--keys 4]
-[--quick]``. Cost: each replicate reruns the whole Algorithm 1 (rescans included), about 2 s CPU
-on COMPAS and 4-5 s on German credit here, so R = 200 at all 20 settings is hours of CPU; the
-committed tables state the R and the λ values they tested.
+[--data compas german] [--sides negative positive] [--lambdas ...] [--quick]``. Each finished
+setting is checkpointed (``results/ijdi_real_partial<--partial-suffix>.csv`` and ``_spread.csv``);
+``--from-partial SUFFIX ...`` writes the outputs from one or more checkpoints (e.g. a COMPAS and a
+German run in two processes). Cost: each replicate reruns the whole Algorithm 1 (rescans
+included); on CPU the replicates run as serial slots, one worker thread per core.
 """
 
 from __future__ import annotations
