@@ -42,7 +42,7 @@ DEFAULT_RUNS = 2
 
 def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
               p_kinds=("true", "learned"), seed=0, num_restarts=C.NUM_RESTARTS,
-              penalty=C.PENALTY, progress=False) -> pd.DataFrame:
+              penalty=C.PENALTY, progress=False, checkpoint=None) -> pd.DataFrame:
     """Run Experiment 2 and return one row per (run, side, injection, ε, p_kind, λ)."""
     import jax
 
@@ -54,6 +54,8 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
     p_true = C.exp2_true_probabilities(df)
     base = jax.random.key(seed)
     rows = []
+    cols = ["run", "side", "injection", "eps", "p_kind", "lam", "iou", "score", "detected",
+            "size", "true_size", "n_side", "rescans", "true_subset", "subset"]
     for r in range(runs):
         rng = np.random.default_rng([seed, 2, r])
         subset = C.exp2_random_subgroup(rng, df)
@@ -90,28 +92,54 @@ def scan_runs(epsilons, lambdas, runs, *, sides=("negative", "positive"),
             if progress:
                 print(f"run {r} side {side}: S = {C.format_subset(subset)} "
                       f"(|S ∩ side| = {int(truth.sum())}); {len(rows)} rows", flush=True)
-    cols = ["run", "side", "injection", "eps", "p_kind", "lam", "iou", "score", "detected",
-            "size", "true_size", "n_side", "rescans", "true_subset", "subset"]
+        if checkpoint is not None:  # the runs so far, so an interrupted run can be summarized
+            pd.DataFrame(rows)[cols].to_csv(checkpoint, index=False)
     return pd.DataFrame(rows)[cols]
+
+
+def _injections_identical(runs: pd.DataFrame) -> bool:
+    """Whether the probability and threshold shifts gave the same scan in every (run, setting)."""
+    keys = ["run", "side", "eps", "p_kind", "lam"]
+    a = runs[runs.injection == "proba"].set_index(keys).sort_index()
+    b = runs[runs.injection == "threshold"].set_index(keys).sort_index()
+    return bool(len(a) == len(b) and np.allclose(a.score, b.score, rtol=1e-9, atol=1e-9)
+                and (a.subset == b.subset).all())
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     g = runs.groupby(["side", "injection", "p_kind", "eps", "lam"], sort=True)
-    return g.agg(runs=("iou", "size"), mean_iou=("iou", "mean"), sd_iou=("iou", "std"),
-                 mean_score=("score", "mean"), detection_rate=("detected", "mean")).reset_index()
+    out = g.agg(runs=("iou", "size"), mean_iou=("iou", "mean"), sd_iou=("iou", "std"),
+                mean_score=("score", "mean"), detection_rate=("detected", "mean")).reset_index()
+    out.insert(out.columns.get_loc("sd_iou") + 1, "se_iou", out.sd_iou / np.sqrt(out.runs))
+    return out
 
 
-def best_lambda(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per (side, injection, p_kind, ε > 0): IoU at λ = 0, the best λ and its IoU, IoU at max λ."""
+def best_lambda(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (side, injection, p_kind, ε > 0): IoU at λ = 0, the best λ and its IoU, IoU at max λ.
+
+    With ``runs``, also the paired differences over runs (the same random subgroups at every λ)
+    of the best λ's IoU minus the IoU at λ = 0 and at the largest λ, with their standard errors
+    (the best λ is picked from the same runs, so these differences are biased upwards a little).
+    """
     out = []
     for keys, s in summary[summary.eps > 0].groupby(["side", "injection", "p_kind", "eps"]):
         s = s.sort_values("lam")
         best = s.loc[s.mean_iou.idxmax()]
-        out.append({
+        row = {
             "side": keys[0], "injection": keys[1], "p_kind": keys[2], "eps": keys[3],
             "iou_lam0": float(s.mean_iou.iloc[0]), "best_lam": float(best.lam),
             "best_iou": float(best.mean_iou), "iou_lam_max": float(s.mean_iou.iloc[-1]),
-        })
+        }
+        if runs is not None:
+            r = runs[(runs.side == keys[0]) & (runs.injection == keys[1])
+                     & (runs.p_kind == keys[2]) & (runs.eps == keys[3])]
+            wide = r.pivot_table(index="run", columns="lam", values="iou")
+            for name, ref in (("lam0", s.lam.iloc[0]), ("lam_max", s.lam.iloc[-1])):
+                d = wide[best.lam] - wide[ref]
+                row[f"gain_vs_{name}"] = float(d.mean())
+                row[f"se_gain_vs_{name}"] = float(d.std(ddof=1) / np.sqrt(len(d))) if len(
+                    d) > 1 else float("nan")
+        out.append(row)
     return pd.DataFrame(out)
 
 
@@ -152,17 +180,21 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def table(summary: pd.DataFrame) -> str:
+def table(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:
     parts = []
-    for (side, inj), s in summary[summary.p_kind == "true"].groupby(["side", "injection"]):
-        wide = s.pivot(index="lam", columns="eps", values="mean_iou")
+    s0 = summary[summary.injection == "proba"]  # the threshold shift gives identical scans
+    for (side, pk), s in s0.groupby(["side", "p_kind"]):
+        s = s.assign(cell=[f"{m:.2f} ± {e:.2f}" for m, e in zip(s.mean_iou, s.se_iou)])
+        wide = s.pivot(index="lam", columns="eps", values="cell")
         wide.columns = [f"ε={e:g}" for e in wide.columns]
         wide = wide.reset_index().rename(columns={"lam": "λ"})
-        parts.append(f"**{side} side, {inj} shift, true p_i** (mean IoU)\n\n"
+        parts.append(f"**{side} side, {pk} p_i** (mean IoU ± standard error over runs)\n\n"
                      + C.markdown_table(wide, ".2f"))
-    best = best_lambda(summary)
+    best = best_lambda(summary, runs)
+    best = best[best.injection == "proba"].drop(columns="injection")
     if len(best):
-        parts.append("**Best λ per setting** (mean IoU at λ = 0, at the best λ, at the largest λ)"
+        parts.append("**Best λ per setting** (mean IoU at λ = 0, at the best λ, at the largest "
+                     "λ; gains: paired mean difference over runs ± standard error)"
                      "\n\n" + C.markdown_table(best, ".2f"))
     return "\n\n".join(parts)
 
@@ -173,25 +205,37 @@ def main(argv=None) -> dict:
                     help=f"runs (random subgroups); default {DEFAULT_RUNS}")
     ap.add_argument("--restarts", type=int, default=C.NUM_RESTARTS)
     ap.add_argument("--progress", action="store_true")
+    ap.add_argument("--from-runs", default=None,
+                    help="summarize an existing runs CSV (e.g. the checkpoint) instead of scanning")
+    ap.add_argument("--runtime-s", type=float, default=None,
+                    help="with --from-runs: the scanning run's runtime, for the table note")
     args = ap.parse_args(argv)
     eps, lams, runs, sides, pks = (C.EXP2_EPSILONS, C.EXP2_LAMBDAS, args.runs,
                                    ("negative", "positive"), ("true", "learned"))
     if args.quick:
         eps, lams, runs, sides, pks = (0.0, 3.0), (0.0, 1.0, 50.0), 1, ("negative",), ("true",)
-    with C.Timer() as t:
-        res = scan_runs(eps, lams, runs, sides=sides, p_kinds=pks, seed=args.seed,
-                        num_restarts=args.restarts, progress=args.progress)
-    summary = summarize(res)
     suffix = "_quick" if args.quick else ""
+    with C.Timer() as t:
+        if args.from_runs:
+            res = pd.read_csv(args.from_runs)
+            runs = int(res.run.nunique())
+        else:
+            res = scan_runs(eps, lams, runs, sides=sides, p_kinds=pks, seed=args.seed,
+                            num_restarts=args.restarts, progress=args.progress,
+                            checkpoint=C.results_path(f"ijdi_exp2_runs_partial{suffix}.csv"))
+    summary = summarize(res)
     C.write_csv(res, f"ijdi_exp2_runs{suffix}.csv")
     C.write_csv(summary, f"ijdi_exp2_summary{suffix}.csv")
-    C.write_csv(best_lambda(summary), f"ijdi_exp2_best{suffix}.csv")
+    C.write_csv(best_lambda(summary, res), f"ijdi_exp2_best{suffix}.csv")
+    same = _injections_identical(res)
     C.write_markdown(
-        f"{runs} runs (random subgroups). " + table(summary)
-        + f"\n\nRuntime: {t.seconds:.0f} s ({C.cpu_count_note()}).", f"ijdi_exp2_table{suffix}.md")
+        f"{runs} runs (random subgroups); proba shift shown: the threshold shift gives "
+        f"{'identical' if same else 'different (!)'} results in every scan. " + table(summary, res)
+        + f"\n\nRuntime: {args.runtime_s or t.seconds:.0f} s ({C.cpu_count_note()}).",
+        f"ijdi_exp2_table{suffix}.md")
     if not args.no_plot:
         plot(summary, C.results_path(f"ijdi_exp2{suffix}.png"))
-    print(best_lambda(summary).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(best_lambda(summary, res).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     key = {}
     for side in sides:
         for inj in ("proba", "threshold"):
@@ -202,7 +246,7 @@ def main(argv=None) -> dict:
                 if len(s):
                     key[f"exp2_{side}_{inj}_eps{max(eps):g}_lam{lam:g}_iou"] = float(
                         s.mean_iou.iloc[0])
-    best = best_lambda(summary)
+    best = best_lambda(summary, res)
     if len(best):
         key["exp2_mean_best_minus_lam0_iou"] = float((best.best_iou - best.iou_lam0).mean())
     null = summary[summary.eps == 0]
@@ -210,7 +254,7 @@ def main(argv=None) -> dict:
     key["exp2_runs"] = runs
     key["exp2_scans"] = int(len(res[res.injection == "proba"]) + len(res[(res.injection ==
                             "threshold") & (res.eps > 0)]))
-    key["exp2_runtime_s"] = round(t.seconds, 1)
+    key["exp2_runtime_s"] = round(args.runtime_s or t.seconds, 1)
     C.print_key_values(key)
     return key
 

@@ -21,9 +21,11 @@ outside the detected subgroup), ``ijdi_real_spread.csv`` (one row per key),
 ``ijdi_real_table.md``.
 
 Usage: ``python experiments/ijdi_real.py [--replicates 200] [--test-lambdas 0 1] [--keys 4]
-[--quick]``. Cost: each replicate reruns the whole Algorithm 1 (rescans included), about 2 s CPU
-on COMPAS and 4-5 s on German credit here, so R = 200 at all 20 settings is hours of CPU; the
-committed tables state the R and the λ values they tested.
+[--data compas german] [--sides negative positive] [--lambdas ...] [--quick]``. Each finished
+setting is checkpointed (``results/ijdi_real_partial<--partial-suffix>.csv`` and ``_spread.csv``);
+``--from-partial SUFFIX ...`` writes the outputs from one or more checkpoints (e.g. a COMPAS and a
+German run in two processes). Cost: each replicate reruns the whole Algorithm 1 (rescans
+included); on CPU the replicates run as serial slots, one worker thread per core.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def describe(mask, on_side, yb, p):
 
 def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMBDAS, *,
         replicates=200, keys=4, seed=0, num_restarts=C.NUM_RESTARTS, penalty=C.PENALTY,
-        test_lambdas=None, progress=False):
+        test_lambdas=None, progress=False, checkpoint=None):
     """Main runs (with a randomization test at the λ in ``test_lambdas``; default all) and spread."""
     import jax
 
@@ -94,7 +96,8 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
                     "rate_in_S": rate_s, "rate_outside": rate_o, "p_in_S": p_s,
                     "p_outside": p_o, "q": float(res.q), "rescans": int(res.num_rescans),
                     "edge_cases": ",".join(h.edge_case for h in res.history[:-1]) or "-",
-                    "converged": bool(res.converged), "seconds": round(t.seconds, 1),
+                    "converged": bool(res.converged), "unbounded": bool(res.unbounded),
+                    "seconds": round(t.seconds, 1),
                 })
                 for j in range(keys + 1):  # key `seed` again (no test) + `keys` more
                     k_res = res if j == 0 else ijdi_scan(
@@ -102,8 +105,11 @@ def run(names=("compas", "german"), sides=("negative", "positive"), lambdas=LAMB
                     spread_rows.append({
                         "data": name, "side": side, "lam": float(lam), "key": seed + j,
                         "subset": C.format_subset(k_res.subset), "score": float(k_res.score),
-                        "size": int(k_res.size),
+                        "size": int(k_res.size), "unbounded": bool(k_res.unbounded),
                     })
+                if checkpoint is not None:  # what ran so far (an interrupted run keeps it)
+                    pd.DataFrame(main_rows).to_csv(f"{checkpoint}.csv", index=False)
+                    pd.DataFrame(spread_rows).to_csv(f"{checkpoint}_spread.csv", index=False)
                 if progress:
                     r = main_rows[-1]
                     print(f"{name} {side} λ={lam:g}: {r['subset']} score {r['score']:.3f} "
@@ -120,19 +126,22 @@ def spread_summary(spread: pd.DataFrame) -> pd.DataFrame:
             "distinct_subgroups": int(counts.size),
             "modal_subgroup_share": float(counts.iloc[0] / len(s)),
             "score_min": float(s.score.min()), "score_max": float(s.score.max()),
+            "unbounded_keys": int(s.unbounded.sum()) if "unbounded" in s else 0,
         })
     return pd.DataFrame(out)
 
 
 def table(main: pd.DataFrame, spread: pd.DataFrame) -> str:
     cols = ["data", "side", "lam", "subset", "size", "score", "p_value", "rate_in_S",
-            "rate_outside", "p_in_S", "p_outside", "edge_cases"]
+            "rate_outside", "p_in_S", "p_outside", "edge_cases", "unbounded"]
     m = main[cols].rename(columns={"lam": "λ", "rate_in_S": "FPR/TPR(S)",
                                    "rate_outside": "FPR/TPR(~S)", "p_in_S": "p(S)",
                                    "p_outside": "p(~S)", "edge_cases": "adjustments"})
     r = int(main.replicates.max()) if len(main) else 0
     txt = (f"Key 0, randomization test with R = {r} replicates (p = (1 + #{{F* ≥ F}})/(R + 1); "
-           "NaN where no test was run).\n\n"
+           "NaN where no test was run). *unbounded*: every scanned row of S has the outcome, so "
+           "q runs to its cap and the score measures the cap (log(1/p_epsilon) per row with raw "
+           "p_scan < 0), not a finding.\n\n"
            + C.markdown_table(m, ".3f"))
     ss = spread_summary(spread)
     if len(ss):
@@ -149,19 +158,39 @@ def main(argv=None) -> dict:
                     help="λ values that get the randomization test (default: all)")
     ap.add_argument("--restarts", type=int, default=C.NUM_RESTARTS)
     ap.add_argument("--progress", action="store_true")
+    ap.add_argument("--data", nargs="+", default=["compas", "german"])
+    ap.add_argument("--sides", nargs="+", default=["negative", "positive"])
+    ap.add_argument("--lambdas", type=float, nargs="+", default=list(LAMBDAS))
+    ap.add_argument("--from-partial", nargs="*", default=None, metavar="SUFFIX",
+                    help="write the outputs from the checkpoint CSVs of interrupted runs "
+                         "(their --partial-suffix values; none = the default checkpoint)")
+    ap.add_argument("--partial-suffix", default="",
+                    help="checkpoint name suffix, so that runs in parallel processes "
+                         "(e.g. --data german) do not overwrite each other")
     args = ap.parse_args(argv)
-    names, sides, lams, reps, keys = (("compas", "german"), ("negative", "positive"), LAMBDAS,
+    names, sides, lams, reps, keys = (tuple(args.data), tuple(args.sides), tuple(args.lambdas),
                                       args.replicates, args.keys)
     if args.quick:
         names, sides, lams, reps, keys = ("compas",), ("negative",), (0.0, 1.0), 19, 1
-    with C.Timer() as t:
-        main_df, spread = run(names, sides, lams, replicates=reps, keys=keys, seed=args.seed,
-                              num_restarts=args.restarts, test_lambdas=args.test_lambdas,
-                              progress=args.progress)
     suffix = "_quick" if args.quick else ""
+    partial = C.results_path(f"ijdi_real_partial{suffix}{args.partial_suffix}")
+    with C.Timer() as t:
+        if args.from_partial is not None:
+            stems = [C.results_path(f"ijdi_real_partial{suffix}{s}")
+                     for s in (args.from_partial or [""])]
+            main_df = pd.concat([pd.read_csv(f"{s}.csv") for s in stems], ignore_index=True)
+            spread = pd.concat([pd.read_csv(f"{s}_spread.csv") for s in stems],
+                               ignore_index=True)
+            reps = int(main_df.replicates.max())
+        else:
+            main_df, spread = run(names, sides, lams, replicates=reps, keys=keys,
+                                  seed=args.seed, num_restarts=args.restarts,
+                                  test_lambdas=args.test_lambdas, progress=args.progress,
+                                  checkpoint=partial)
     C.write_csv(main_df, f"ijdi_real{suffix}.csv")
     C.write_csv(spread, f"ijdi_real_spread{suffix}.csv")
-    C.write_markdown(table(main_df, spread) + f"\n\nRuntime: {t.seconds:.0f} s "
+    runtime = float(main_df.seconds.sum()) if args.from_partial is not None else t.seconds
+    C.write_markdown(table(main_df, spread) + f"\n\nRuntime: {runtime:.0f} s "
                      f"({C.cpu_count_note()}).", f"ijdi_real_table{suffix}.md")
     with pd.option_context("display.width", 200, "display.max_colwidth", 80):
         print(main_df[["data", "side", "lam", "subset", "size", "score", "p_value"]].to_string(

@@ -44,15 +44,20 @@ def main(argv=None):
     ap.add_argument("--lambdas", type=float, nargs="+", default=[0.0, 1.0, 3.0])
     ap.add_argument("--data", nargs="+", default=["compas", "german"])
     ap.add_argument("--sides", nargs="+", default=["negative", "positive"])
+    ap.add_argument("--from-csv", action="store_true",
+                    help="summarize results/ijdi_restarts.csv (e.g. of an interrupted run)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     names, sides, lams, keys, restarts = (args.data, args.sides, args.lambdas, args.keys,
                                           args.restarts)
     if args.quick:
         names, sides, lams, keys, restarts = ["compas"], ["negative"], [1.0], 3, [5, 10]
-    data = datasets(tuple(names))
     rows = []
     t_all = time.perf_counter()
+    if args.from_csv:
+        names = []
+        rows = pd.read_csv(C.results_path("ijdi_restarts.csv")).to_dict("records")
+    data = datasets(tuple(names)) if names else {}
     for name in names:
         X, y, p_hat, p = data[name]
         for side in sides:
@@ -73,11 +78,24 @@ def main(argv=None):
                                      score_min=float(np.min(scores)),
                                      score_max=float(np.max(scores)),
                                      seconds=time.perf_counter() - t0))
+                    C.write_csv(pd.DataFrame(rows), "ijdi_restarts_quick.csv" if args.quick
+                                else "ijdi_restarts.csv")  # what ran so far
                     print(f"{name} {side} λ={lam:g} restarts={r}: {counts.size} distinct, modal "
                           f"share {counts.iloc[0] / keys:.2f}, scores "
                           f"{np.min(scores):.3f}–{np.max(scores):.3f}", flush=True)
     df = pd.DataFrame(rows)
     C.write_csv(df, "ijdi_restarts_quick.csv" if args.quick else "ijdi_restarts.csv")
+    wide = df.pivot_table(index=["data", "side", "lam", "keys"], columns="restarts",
+                          values="modal_share").reset_index()
+    wide.columns = [c if isinstance(c, str) else f"modal share, {c} restarts"
+                    for c in wide.columns]
+    dist = df.pivot_table(index=["data", "side", "lam"], columns="restarts", values="distinct")
+    for r in dist.columns:
+        wide[f"distinct, {r} restarts"] = dist[r].astype("Int64").to_numpy()
+    C.write_markdown(
+        "Share of PRNG keys returning the modal subgroup, and the number of distinct subgroups, "
+        "per restart count (10 = the reference's).\n\n" + C.markdown_table(wide, ".2f"),
+        "ijdi_restarts_quick.md" if args.quick else "ijdi_restarts.md")
     summary = df.groupby("restarts").agg(stable=("distinct", lambda d: float(np.mean(d == 1))),
                                          modal_share=("modal_share", "mean"))
     print(summary.to_string())

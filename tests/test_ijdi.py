@@ -384,7 +384,7 @@ def test_lambda_zero_equals_fpr_and_tpr_scan():
     y, p = _tiny(0)
     for side, fn, y_true in (("negative", fpr_scan, NEG), ("positive", tpr_scan, 1 - NEG)):
         rate = fn(DF, y_true, y)
-        ij = ijdi_scan(DF, y_true, y, p, lam=0.0, side=side)
+        ij = ijdi_scan(DF, y_true, y, p, lam=0.0, side=side, num_restarts=10)
         assert rate.subset == ij.subset
         assert rate.score == pytest.approx(ij.score, abs=1e-9)
         np.testing.assert_array_equal(rate.mask, ij.mask)
@@ -425,6 +425,20 @@ def _hazard_data():
     low = np.flatnonzero((CODES[:, 0] == 0) & (CODES[:, 1] == 0))[:3]
     y[low] = 1.0
     return y, p, low
+
+
+def test_subgroup_with_every_row_positive_is_flagged_unbounded_at_the_default_clamp():
+    """German credit, positive side, λ = 1 (issue #17): when every scanned row of S is predicted
+    harmful, q runs to its cap whatever ``p_epsilon`` is; the result is flagged, not ranked."""
+    y, p = _tiny(0)
+    y = np.where(CODES[:, 0] == 2, 1.0, y)  # every row with a = 2 is predicted harmful
+    res = ijdi_scan(DF, NEG, y, p, lam=0.5)  # default p_epsilon = 1e-6
+    assert res.score > 0 and np.all(y[res.mask] == 1)
+    assert res.unbounded and res.q == pytest.approx(1e6, rel=1e-6)
+    assert "every row positive" in res.description
+    bounded = ijdi_scan(DF, NEG, np.where(CODES[:, 0] == 2, np.arange(N) % 7 != 0, y), p,
+                        lam=0.5)  # one in seven of those rows not harmful: q is finite
+    assert bounded.score > 0 and not bounded.unbounded and bounded.q < 1e5
 
 
 @pytest.mark.parametrize("eps", [1e-6, 0.0])

@@ -90,12 +90,14 @@ def test_pvalues_uniform_under_the_null(null):
 
 
 def test_ijdi_replicates_equal_serial_algorithm1():
-    """Slot-refilled batched replicates give exactly the serial Algorithm 1 result per replicate."""
+    """Slot-refilled batched replicates, and serial slots in worker threads (the CPU default),
+    give exactly the serial Algorithm 1 result per replicate."""
+    from ofijax._progress import Progress
     from ofijax.scan._alg1 import make_params
     from ofijax.scan._basis import make_basis
     from ofijax.scan._engine import make_problem
     from ofijax.scan._ijdi import _HISTORY, _run
-    from ofijax.scan._randomization import NullSpec, null_scores
+    from ofijax.scan._randomization import NullSpec, ijdi_null_scores, null_scores
 
     rng = np.random.default_rng(2)
     p = np.clip(0.3 + 0.15 * CODES[:, 0] + rng.uniform(-0.1, 0.1, N), 0, 1)
@@ -111,6 +113,14 @@ def test_ijdi_replicates_equal_serial_algorithm1():
         p_null = jnp.clip(yhat.mean() + 1.5 * (data.p - p.mean()), 0, 1) * data.valid
         batched, bad = null_scores(key, spec, data, p_null, num_replicates=R, basis=basis,
                                    params=params, replicate_chunk=9)
+        # the CPU layout: one serial slot per worker thread, replicates from a shared queue
+        bar = Progress(R, "test", enabled=False)
+        threaded, _ = ijdi_null_scores(jax.random.split(key, R), spec, data, p_null, basis,
+                                       params, 1, bar, workers=3)
+        np.testing.assert_array_equal(threaded, batched)
+        auto, _ = null_scores(key, spec, data, p_null, num_replicates=R, basis=basis,
+                              params=params)  # default: threads on a CPU backend
+        np.testing.assert_array_equal(auto, batched)
         scans = []
         for r, k in enumerate(jax.random.split(key, R)):
             k_null, k_scan = jax.random.split(k)

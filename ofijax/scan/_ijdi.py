@@ -40,6 +40,7 @@ from ._alg1 import (
     CODE_BETA,
     CODE_NONE,
     CODE_PIN,
+    DEFAULT_RESTARTS,
     Alg1Out,
     make_params,
 )
@@ -583,7 +584,7 @@ def ijdi_scan(
     threshold=0.5,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
-    num_restarts: int = 10,
+    num_restarts: int | None = None,
     key=None,
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
@@ -622,8 +623,13 @@ def ijdi_scan(
        by β so that Σ_S p_scan = Σ_S raw; rescan.
 
     Adjustments accumulate; the loop stops at the first subgroup passing both tests (or scoring 0),
-    or after ``max_adjustments`` rescans (``converged=False`` and a warning). Every rescan uses the
-    same ``key``. λ = 0 reduces to :func:`fpr_scan` / :func:`tpr_scan`.
+    or after ``max_adjustments`` rescans (``converged=False`` and a warning). The first scan uses
+    ``key`` (so λ = 0 reduces exactly to :func:`fpr_scan` / :func:`tpr_scan` with the same key and
+    restarts); rescan i draws fresh restarts from ``fold_in(key, i)``. The default of 50 restarts
+    (``num_restarts=None``) makes the result key-stable where 10 (the reference's) is not:
+    over 20 keys on COMPAS (negative side, λ = 1) 10 restarts return the 9.13 subgroup for 50% of
+    the keys, 25 for 95%, 50 for all (``experiments/ijdi_restarts.py``). At λ ≥ 3 no count tried
+    is key-stable: the edge-case adjustments depend on the subgroups found first.
 
     Hazard: a row with p_scan = 0 (raw < 0, likely at large λ) and outcome 1 makes the likelihood
     unbounded. p_scan is therefore clamped into ``[p_epsilon, 1 − p_epsilon]`` where it enters the
@@ -640,6 +646,8 @@ def ijdi_scan(
         the benefit, the paper's FPR side) or ``"positive"`` (true outcome harmful: the paper's
         TPR side).
       mode: ``"reference"`` (default) or ``"strict"``: the p_scan recomputed on S after edge case 1.
+      num_restarts: random restarts per scan of Algorithm 1 (None: ``DEFAULT_RESTARTS`` = 50; the
+        reference runs 10).
       max_adjustments: cap K on rescans (default 100).{args}
 
     Returns:
@@ -663,6 +671,8 @@ def ijdi_scan(
     check_choice(mode, "mode", ("reference", "strict"))
     cap = check_int(max_adjustments, "max_adjustments", 0)
     b = check_beneficial_label(beneficial_label)
+    if num_restarts is None:
+        num_restarts = DEFAULT_RESTARTS
     opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
                               max_steps=max_steps, p_epsilon=p_epsilon, top_k=top_k)
     rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,

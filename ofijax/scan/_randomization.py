@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import threading
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -72,6 +74,8 @@ NULL_KINDS = ("bernoulli", "permutation")
 TIE_RTOL = 1e-9
 #: Memory budget (bytes) for the per-chunk batch when ``replicate_chunk`` is None.
 _CHUNK_BUDGET = 256 * 2**20
+#: Most worker threads :func:`ijdi_null_scores` uses on a CPU backend.
+_MAX_CPU_WORKERS = 8
 
 
 class NullSpec(NamedTuple):
@@ -256,45 +260,87 @@ def _slot_step(slots: _Slots, new_keys, refill, y_obs, p, p_null, valid, row_cel
     return _Slots(*out), finished, score, conv
 
 
-def ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params, chunk, bar
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params, chunk, bar,
+                     workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Null scores of Algorithm 1 with ``chunk`` slots refilled as replicates finish.
 
     Under ``vmap`` a batch of whole Algorithm-1 runs would rescan every replicate as often as the
     slowest one needs; refilling slots makes the work the sum, not the maximum, of the rescans.
+    ``workers`` > 1 runs that many slot loops in threads (each with ``chunk`` slots), drawing
+    replicates from one shared queue: on CPU, where a vmapped scan costs as much per replicate as
+    a serial one (its while loop runs as long as the slowest lane of the batch), serial slots on
+    every core are the fastest layout. Replicate r's result depends only on ``keys[r]``, so the
+    output does not depend on ``chunk`` or ``workers``.
     """
     r_total = keys.shape[0]
     kd_all = np.asarray(jax.random.key_data(keys))
-    n = data.y.shape[0]
-    z = jnp.zeros((chunk, n), jnp.float64)
-    slots = _Slots(
-        jnp.asarray(np.repeat(kd_all[:1], chunk, axis=0)), z,
-        jnp.zeros((chunk, n), jnp.int32), AlgState(z, z, z, z),
-        jnp.zeros(chunk), jnp.zeros(chunk), jnp.zeros(chunk, jnp.int32))
-    slots = jax.tree.map(_shard, slots)
-    rid = np.full(chunk, -1)
-    need = np.ones(chunk, bool)
     scores = np.full(r_total, np.nan)
     conv = np.zeros(r_total, bool)
-    nxt, done = 0, 0
-    while done < r_total:
-        new_kd = np.repeat(kd_all[:1], chunk, axis=0)
-        for j in np.flatnonzero(need):
-            rid[j] = nxt if nxt < r_total else -1
-            if nxt < r_total:
-                new_kd[j] = kd_all[nxt]
-                nxt += 1
-        slots, fin, sc, cv = _slot_step(
-            slots, _shard(jnp.asarray(new_kd)), _shard(jnp.asarray(need)), data.y, data.p,
-            p_null, data.valid, data.row_cell, data.problem, basis, params, spec)
-        fin, sc, cv = np.asarray(fin), np.asarray(sc), np.asarray(cv)
-        need = fin | (rid < 0)
-        hit = fin & (rid >= 0)
-        scores[rid[hit]] = sc[hit]
-        conv[rid[hit]] = cv[hit]
-        done += int(hit.sum())
-        bar.update(int(hit.sum()))
+    lock = threading.Lock()
+    counter = iter(range(r_total))
+
+    def next_index() -> int:
+        with lock:
+            return next(counter, -1)
+
+    def loop() -> None:
+        with jax.enable_x64(True):  # thread-local: set again in each worker thread
+            n = data.y.shape[0]
+            z = jnp.zeros((chunk, n), jnp.float64)
+            slots = _Slots(
+                jnp.asarray(np.repeat(kd_all[:1], chunk, axis=0)), z,
+                jnp.zeros((chunk, n), jnp.int32), AlgState(z, z, z, z),
+                jnp.zeros(chunk), jnp.zeros(chunk), jnp.zeros(chunk, jnp.int32))
+            slots = jax.tree.map(_shard, slots)
+            rid = np.full(chunk, -1)
+            need = np.ones(chunk, bool)
+            while True:
+                new_kd = np.repeat(kd_all[:1], chunk, axis=0)
+                for j in np.flatnonzero(need):
+                    rid[j] = next_index()
+                    if rid[j] >= 0:
+                        new_kd[j] = kd_all[rid[j]]
+                if not (rid >= 0).any():
+                    return
+                slots, fin, sc, cv = _slot_step(
+                    slots, _shard(jnp.asarray(new_kd)), _shard(jnp.asarray(need)), data.y,
+                    data.p, p_null, data.valid, data.row_cell, data.problem, basis, params, spec)
+                fin, sc, cv = np.asarray(fin), np.asarray(sc), np.asarray(cv)
+                need = fin | (rid < 0)
+                hit = fin & (rid >= 0)
+                scores[rid[hit]] = sc[hit]
+                conv[rid[hit]] = cv[hit]
+                with lock:
+                    bar.update(int(hit.sum()))
+                rid[hit] = -1
+
+    workers = max(1, min(int(workers), r_total))
+    if workers == 1:
+        loop()
+    else:
+        errors: list[BaseException] = []
+
+        def guarded() -> None:
+            try:
+                loop()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=guarded, daemon=True) for _ in range(workers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
     return scores, conv
+
+
+def _cpu_workers() -> int:
+    """Worker threads for Algorithm-1 replicates on a single CPU device (1 elsewhere)."""
+    if jax.default_backend() != "cpu" or jax.device_count() > 1:
+        return 1
+    return max(1, min(os.cpu_count() or 1, _MAX_CPU_WORKERS))
 
 
 def _auto_chunk(num_replicates: int, n_rows: int, num_features: int, spec: NullSpec) -> int:
@@ -328,7 +374,16 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
     if num_replicates == 0:
         return np.zeros(0), 0
     k_feat = 1 if basis is None else basis.num_features
-    chunk = replicate_chunk or _auto_chunk(num_replicates, int(data.y.shape[0]), k_feat, spec)
+    workers = 1
+    if spec.kind == "ijdi" and replicate_chunk is None and _cpu_workers() > 1:
+        # CPU: serial slots (chunk 1) on every core beat one vmapped batch (measured on COMPAS:
+        # 0.41 s per replicate with one serial slot vs 1.25 s with 16 vmapped slots).
+        chunk, workers = 1, _cpu_workers()
+    elif spec.kind == "ijdi" and replicate_chunk is None and jax.default_backend() == "cpu":
+        chunk = jax.device_count()
+    else:
+        chunk = replicate_chunk or _auto_chunk(num_replicates, int(data.y.shape[0]), k_feat,
+                                               spec)
     ndev = jax.device_count()
     if ndev > 1 and chunk % ndev:
         chunk = ndev * math.ceil(chunk / ndev)
@@ -336,7 +391,7 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
     n_chunks = math.ceil(num_replicates / chunk)
     bar = Progress(num_replicates, "randomization test", unit="replicates")
     if spec.kind == "ijdi":
-        s, c = ijdi_null_scores(keys, spec, data, p_null, basis, params, chunk, bar)
+        s, c = ijdi_null_scores(keys, spec, data, p_null, basis, params, chunk, bar, workers)
     else:
         pad = n_chunks * chunk - num_replicates
         if pad:
