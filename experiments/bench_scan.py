@@ -154,8 +154,13 @@ def cold_only(quick: bool):
         key = name.replace("_4x5", "")
         summary[f"cold_over_aif360_{key}"] = f"{cold / t_aif:.2f}"
         summary[f"cache_warm_over_aif360_{key}"] = f"{cached / t_aif:.2f}"
+    write_results("bench_scan_cold.csv", rows, summary)
+
+
+def write_results(filename, rows, summary):
+    """Write ``rows`` to ``results/filename`` and print the ``name: value`` summary lines."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / "bench_scan_cold.csv", "w", newline="") as fh:
+    with open(RESULTS / filename, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -225,14 +230,7 @@ def main():
         summary[f"aif360_found_planted_{key}"] = aif_norm == planted
         summary[f"ofijax_score_over_planted_{key}"] = f"{res.score / planted_score:.3f}"
         summary[f"aif360_score_over_planted_{key}"] = f"{aif_rescored / planted_score:.3f}"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / "bench_scan.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print()
-    for k, val in summary.items():
-        print(f"{k}: {val}")
+    write_results("bench_scan.csv", rows, summary)
 
 
 if __name__ == "__main__":
