@@ -157,10 +157,18 @@ def cold_only(quick: bool):
     write_results("bench_scan_cold.csv", rows, summary)
 
 
-def write_results(filename, rows, summary):
-    """Write ``rows`` to ``results/filename`` and print the ``name: value`` summary lines."""
+def write_results(filename, rows, summary, keep_other_cases=False):
+    """Write ``rows`` to ``results/filename`` and print the ``name: value`` summary lines.
+
+    ``keep_other_cases``: keep the file's rows of cases not rerun now (``--only``)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / filename, "w", newline="") as fh:
+    path = RESULTS / filename
+    if keep_other_cases and path.exists():
+        with open(path, newline="") as fh:
+            old = list(csv.DictReader(fh))
+        new = {r["case"]: r for r in rows}
+        rows = [new.pop(r["case"], r) for r in old] + list(new.values())
+    with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -175,6 +183,9 @@ def main():
     ap.add_argument("--cold-only", action="store_true",
                     help="only the cold column (AIF360 vs fresh-process first calls); writes "
                          "bench_scan_cold.csv (with --quick: the 10k case alone)")
+    ap.add_argument("--only", nargs="+", metavar="CASE",
+                    help="rerun only these cases (10k_4x5 100k_4x5 1m_4x5 100k_10x10); the other "
+                         "rows of bench_scan.csv are kept")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     if args.cold_only:
@@ -184,6 +195,8 @@ def main():
     if not args.quick:
         cases.append(("1m_4x5", 1_000_000, 4, 5, 1, 3))
     cases.append(("100k_10x10", 100_000, 10, 10, 1, 1))
+    if args.only:
+        cases = [c for c in cases if c[0] in args.only]
     print(f"machine: {os.cpu_count()} cores (shared; ratios matter, absolute times are noisy)")
     print("settings: Bernoulli, positive direction, penalty 1e-17, 10 restarts; "
           "ofijax q in [1e-6, 1e6] (default), AIF360 q in [1e-3, 1e3]")
@@ -230,7 +243,7 @@ def main():
         summary[f"aif360_found_planted_{key}"] = aif_norm == planted
         summary[f"ofijax_score_over_planted_{key}"] = f"{res.score / planted_score:.3f}"
         summary[f"aif360_score_over_planted_{key}"] = f"{aif_rescored / planted_score:.3f}"
-    write_results("bench_scan.csv", rows, summary)
+    write_results("bench_scan.csv", rows, summary, keep_other_cases=bool(args.only))
 
 
 if __name__ == "__main__":
