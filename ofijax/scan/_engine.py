@@ -396,9 +396,7 @@ def _use_sorted(problem: Problem, num_features: int) -> bool:
         return False
     if SORTED != "auto":
         return bool(SORTED)
-    # CPU only: the chunk skipping is an XLA:CPU scatter trick, and the copies are built on the host
-    return (jax.default_backend() == "cpu" and c >= GROUP_MIN_CELLS
-            and c * problem.v_max >= SEGMENT_MIN_WORK
+    return (c >= GROUP_MIN_CELLS and c * problem.v_max >= SEGMENT_MIN_WORK
             and m * c * _padded_width(num_features) * 8 <= SORTED_MAX_BYTES)
 
 
@@ -427,41 +425,22 @@ class _Sorted(NamedTuple):
     codes: jax.Array  # (M, C, M) int32 cell codes
 
 
-def sorted_copies(problem: Problem, Phi, Y) -> _Sorted:
-    """The copies of :class:`_Sorted` (NumPy, on the host: XLA:CPU's row gather was ~3× slower
-    here, 0.4 s vs 0.13 s for 4 copies of 114,688 × 48)."""
-    cell_codes, n_cells = np.asarray(problem.cell_codes), np.asarray(problem.n_cells)
-    orders = rotated_orders(cell_codes, n_cells)
-    phi = np.asarray(Phi)
-    c, k = phi.shape
-    x = np.zeros((c, _padded_width(k)), phi.dtype)
-    x[:, :k] = phi
-    x[:, k] = np.asarray(Y)
-    x[:, k + 1] = n_cells
-    with jax.enable_x64(True):
-        return _Sorted(jnp.asarray(np.take(x, orders, axis=0)),
-                       jnp.asarray(np.take(cell_codes, orders, axis=0)))
+def _sorted_copies(problem: Problem, Phi, Y, orders) -> _Sorted:
+    c, k = Phi.shape
+    x = jnp.concatenate([Phi, jnp.asarray(Y, Phi.dtype)[:, None], problem.n_cells[:, None],
+                         jnp.zeros((c, _padded_width(k) - k - 2), Phi.dtype)], axis=1)
+    return _Sorted(x[orders], problem.cell_codes[orders])
 
 
-def _sorted_sums(problem: Problem, chunk: int):
-    """``(x3 (M, C, W), codes3 (M, C, M), ok (M, V_max), a) -> (V_max + 1, W)``: the sums of
-    ``x3[a]`` over the cells of copy a allowed by ``ok`` on every attribute, by their value of a
-    (slot V_max: unused), over the chunks of :data:`SEGMENT_CHUNK` cells holding such a cell.
-
-    Un-batched under ``vmap`` (``sequential_vmap``, as :func:`_segment_sums`), so that copy a is
-    sliced in place: a batched ``x3[a]`` or ``codes3[a]`` would be a gather.
-    """
-    num = problem.v_max + 1
+def _sorted_sums(num: int, chunk: int):
+    """``(x3 (M, C, W), a, ids (C,)) -> segment_sum(x3[a], ids, num)`` (``ids == num - 1``:
+    dropped) over the chunks holding a kept cell, un-batched under ``vmap`` (as
+    :func:`_segment_sums`); slices ``x3`` in place, never copying ``x3[a]``."""
 
     @jax.custom_batching.sequential_vmap
-    def seg(x3, codes3, ok, a):
-        c, w = x3.shape[1], x3.shape[2]
-        codes = jax.lax.dynamic_index_in_dim(codes3, a, axis=0, keepdims=False)  # (C, M)
-        attr = jnp.arange(codes.shape[1])
-        col = jnp.sum(jnp.where(attr[None, :] == a, codes, 0), axis=1, dtype=jnp.int32)
-        inside = _allowed(problem, ok, codes)
-        ids = jax.lax.optimization_barrier(jnp.where(inside, col, num - 1))
-        nb = c // chunk
+    def seg(x3, a, ids):
+        w = x3.shape[2]
+        nb = ids.shape[0] // chunk
         used = jnp.any(ids.reshape(nb, chunk) < num - 1, axis=1)
         order = jnp.argsort(~used, stable=True)
 
@@ -480,9 +459,15 @@ def _sorted_sums(problem: Problem, chunk: int):
 def _sorted_step(problem: Problem, srt: _Sorted, basis: Basis, mask, listed, m, penalty,
                  ends=None):
     """:func:`attribute_step` on copy m of :func:`_sorted_copies` (same sums, another order)."""
-    active = listed & (jnp.arange(problem.cell_codes.shape[1]) != m)
-    sums = _sorted_sums(problem, SEGMENT_CHUNK)(srt.x, srt.codes, mask | ~active[:, None], m)
-    sums = sums[: problem.v_max]
+    v_max = problem.v_max
+    num_attr = problem.cell_codes.shape[1]
+    codes = jax.lax.dynamic_index_in_dim(srt.codes, m, axis=0, keepdims=False)  # (C, M)
+    active = listed & (jnp.arange(num_attr) != m)
+    inside = _allowed(problem, mask | ~active[:, None], codes)
+    a = jnp.arange(num_attr)
+    col = jnp.sum(jnp.where(a[None, :] == m, codes, 0), axis=1, dtype=jnp.int32)
+    ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
+    sums = _sorted_sums(v_max + 1, SEGMENT_CHUNK)(srt.x, m, ids)[:v_max]
     nf = basis.num_features
     return _best_row(problem, basis, sums[:, :nf], sums[:, nf], sums[:, nf + 1], m, penalty, ends)
 
@@ -539,7 +524,7 @@ def _group_width(problem: Problem, lanes: int) -> int:
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
 
-def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, srt=None):
+def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, orders=None):
     """All starts in lock-step; each iteration steps every active lane (:func:`_group_width`).
 
     Restart lanes (MDSS): restart 0 from the whole data, others from a random start; each
@@ -582,7 +567,8 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, srt=
     # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
     # dominates.)
     width = _group_width(problem, lanes)
-    if srt is not None:  # steps on per-attribute sorted copies (see rotated_orders)
+    if orders is not None:  # steps on per-attribute sorted copies (see rotated_orders)
+        srt = _sorted_copies(problem, Phi, Y, orders)
         step_fn = jax.vmap(
             lambda mk, ls, a: _sorted_step(problem, srt, basis, mk, ls, a, penalty, ends)[:3]
         )
@@ -695,7 +681,8 @@ def scan_arrays(
     if is_tracer(Phi):  # inside an outer jit/vmap: nothing runs now
         return _scan_cells(*args)
     if _use_sorted(problem, Phi.shape[1]):
-        args = args + (sorted_copies(problem, Phi, Y),)
+        args = args + (jnp.asarray(rotated_orders(np.asarray(problem.cell_codes),
+                                                  np.asarray(problem.n_cells))),)
     shape = (tuple(Phi.shape), str(Phi.dtype), tuple(problem.cell_codes.shape), problem.v_max,
              basis.kind, num_restarts, bool(greedy))
     c, k = Phi.shape
@@ -723,12 +710,12 @@ SMALL_CELLS = 4096
 
 
 def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
-                     greedy, srt=None) -> RawScan:
+                     greedy, orders=None) -> RawScan:
     penalty = jnp.asarray(penalty, Phi.dtype)
     keys = jax.random.split(key, num_restarts)
     ends = basis.endpoints()
     masks, listeds, scores, conv, steps = _search(
-        keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, srt
+        keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, orders
     )
     best = jnp.argmax(scores)
     mask, listed = masks[best], listeds[best]
