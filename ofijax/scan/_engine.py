@@ -186,23 +186,21 @@ def _valid_values(problem: Problem) -> jax.Array:
     return jnp.arange(problem.v_max)[None, :] < problem.n_values[:, None]
 
 
-def _allowed(problem: Problem, ok, codes=None) -> jax.Array:
+def _allowed(problem: Problem, ok) -> jax.Array:
     """(C,) bool: cells whose code is allowed by ``ok`` (M, V_max) bool on every attribute.
 
     For V_max ≤ 64 each attribute's row of ``ok`` is packed into one uint64 and tested with a
     shift (elementwise, no gather: XLA's CPU gathers cost ~5-25 ns per element); otherwise the
-    table is gathered at each cell's codes. ``codes``: test these ``(C, M)`` codes instead of
-    ``problem.cell_codes`` (e.g. a sorted copy).
+    table is gathered at each cell's codes.
     """
-    codes = problem.cell_codes if codes is None else codes
-    m = codes.shape[1]
+    m = problem.cell_codes.shape[1]
     if problem.v_max <= 64:
         shifts = jnp.arange(problem.v_max, dtype=jnp.uint64)
         bits = jnp.sum(jnp.where(ok, jnp.uint64(1) << shifts, jnp.uint64(0)), axis=1,
                        dtype=jnp.uint64)  # (M,)
-        hit = (bits[None, :] >> codes.astype(jnp.uint64)) & jnp.uint64(1)
+        hit = (bits[None, :] >> problem.cell_codes.astype(jnp.uint64)) & jnp.uint64(1)
         return jnp.all(hit == 1, axis=1)
-    flat = codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
+    flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
     return jnp.all(ok.reshape(-1)[flat], axis=1)
 
 
@@ -329,17 +327,12 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     interval sweep of Speakman et al. over the ≤ 2V-1 q-intervals, plus the "unconstrained"
     candidate, which wins only if strictly better (or if no value set is positive).
     """
+    v_max = problem.v_max
+    c = jnp.asarray(penalty, Phi.dtype)
+    ends = basis.endpoints() if ends is None else ends
     inside = _in_subset(problem, mask, listed, skip=m)  # (C,)
     col = _column(problem, m)  # (C,)
     phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col)
-    return _best_row(problem, basis, phi_v, y_v, n_v, m, penalty, ends)
-
-
-def _best_row(problem: Problem, basis: Basis, phi_v, y_v, n_v, m, penalty, ends=None):
-    """:func:`attribute_step` from the per-value sums ``(phi_v (V, K), y_v (V,), n_v (V,))``."""
-    v_max = problem.v_max
-    c = jnp.asarray(penalty, phi_v.dtype)
-    ends = basis.endpoints() if ends is None else ends
     present = n_v > 0
     # one batched solve for the V values and the "unconstrained" pool (all of D')
     g_all_v, t_all_v = maximize(
@@ -351,13 +344,13 @@ def _best_row(problem: Problem, basis: Basis, phi_v, y_v, n_v, m, penalty, ends=
     g_v, t_v, g_all, t_all = g_all_v[:-1], t_all_v[:-1], g_all_v[-1], t_all_v[-1]
     valid = present & (g_v - c > 0)
     lo, hi = crossings(basis, phi_v, y_v, t_v, c, ends)
-    inf = jnp.asarray(jnp.inf, phi_v.dtype)
+    inf = jnp.asarray(jnp.inf, Phi.dtype)
     lo = jnp.where(valid, lo, inf)
     hi = jnp.where(valid, hi, inf)
     edges = jnp.sort(jnp.concatenate([lo, hi]))
     mids = 0.5 * (edges[:-1] + edges[1:])  # (2V-1,)
     member = valid[None, :] & (lo[None, :] < mids[:, None]) & (mids[:, None] < hi[None, :])
-    mem = member.astype(phi_v.dtype)
+    mem = member.astype(Phi.dtype)
     k_j = mem.sum(axis=1)
     g_j, t_j = maximize(basis, mem @ phi_v, mem @ y_v, ends)
     s_j = jnp.where(k_j > 0, g_j - c * k_j, -inf)
@@ -371,105 +364,6 @@ def _best_row(problem: Problem, basis: Basis, phi_v, y_v, n_v, m, penalty, ends=
         jnp.where(unconstrained, g_all, s_j[j]),
         jnp.where(unconstrained, t_all, t_j[j]),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-attribute sorted copies (large tables)
-
-#: Per-attribute sorted copies of the cells in :func:`_search`: ``"auto"`` (see
-#: :func:`_use_sorted`), ``True`` or ``False`` (a module switch for tests and benchmarks).
-SORTED = "auto"
-#: ``"auto"`` keeps the copies when they take at most this many bytes (M · C · W · 8).
-SORTED_MAX_BYTES = 1 << 29
-
-
-def _padded_width(num_features: int) -> int:
-    """Columns of the augmented features ``[Phi | Y | n | 0…]``: K + 2 rounded up to a multiple
-    of 4 (XLA:CPU's scatter-add of 46-wide float64 rows ran slower than of 48-wide ones)."""
-    return -(-(num_features + 2) // 4) * 4
-
-
-def _use_sorted(problem: Problem, num_features: int) -> bool:
-    """Whether a top-level :func:`scan_arrays` steps on sorted copies (static; see :func:`_search`)."""
-    c, m = problem.num_cells, problem.num_attributes
-    if c % SEGMENT_CHUNK or m < 2:
-        return False
-    if SORTED != "auto":
-        return bool(SORTED)
-    return (c >= GROUP_MIN_CELLS and c * problem.v_max >= SEGMENT_MIN_WORK
-            and m * c * _padded_width(num_features) * 8 <= SORTED_MAX_BYTES)
-
-
-def rotated_orders(cell_codes: np.ndarray, n_cells: np.ndarray) -> np.ndarray:
-    """``(M, C)`` int32: for each attribute a, the cells in lexicographic order of their codes on
-    ``(a+1, …, M-1, 0, …, a)`` (a last), empty cells at the end (NumPy, on the host).
-
-    In copy a the cells that satisfy a subgroup's constraints on every attribute but a form runs
-    at the granularity of the leading attributes' values, so a step on a skips the chunks
-    without such a cell far more often than in the plain order, where a leads for a = 0.
-    """
-    codes = np.asarray(cell_codes)
-    empty = np.asarray(n_cells) == 0
-    m = codes.shape[1]
-    out = np.empty((m, codes.shape[0]), np.int32)
-    for a in range(m):
-        keys = [codes[:, (a + 1 + j) % m] for j in range(m)]  # primary first
-        out[a] = np.lexsort(tuple(reversed(keys)) + (empty,))
-    return out
-
-
-class _Sorted(NamedTuple):
-    """Copy a of the cells (order ``rotated_orders(...)[a]``), built once per scan."""
-
-    x: jax.Array  # (M, C, W) augmented features [Phi | Y | n | 0…]
-    codes: jax.Array  # (M, C, M) int32 cell codes
-
-
-def _sorted_copies(problem: Problem, Phi, Y, orders) -> _Sorted:
-    c, k = Phi.shape
-    x = jnp.concatenate([Phi, jnp.asarray(Y, Phi.dtype)[:, None], problem.n_cells[:, None],
-                         jnp.zeros((c, _padded_width(k) - k - 2), Phi.dtype)], axis=1)
-    return _Sorted(x[orders], problem.cell_codes[orders])
-
-
-def _sorted_sums(num: int, chunk: int):
-    """``(x3 (M, C, W), a, ids (C,)) -> segment_sum(x3[a], ids, num)`` (``ids == num - 1``:
-    dropped) over the chunks holding a kept cell, un-batched under ``vmap`` (as
-    :func:`_segment_sums`); slices ``x3`` in place, never copying ``x3[a]``."""
-
-    @jax.custom_batching.sequential_vmap
-    def seg(x3, a, ids):
-        w = x3.shape[2]
-        nb = ids.shape[0] // chunk
-        used = jnp.any(ids.reshape(nb, chunk) < num - 1, axis=1)
-        order = jnp.argsort(~used, stable=True)
-
-        def body(j, acc):
-            start = order[j] * chunk
-            xs = jax.lax.optimization_barrier(
-                jax.lax.dynamic_slice(x3, (a, start, 0), (1, chunk, w))[0])
-            return acc + jax.ops.segment_sum(
-                xs, jax.lax.dynamic_slice_in_dim(ids, start, chunk), num_segments=num)
-
-        return jax.lax.fori_loop(0, jnp.sum(used), body, jnp.zeros((num, w), x3.dtype))
-
-    return seg
-
-
-def _sorted_step(problem: Problem, srt: _Sorted, basis: Basis, mask, listed, m, penalty,
-                 ends=None):
-    """:func:`attribute_step` on copy m of :func:`_sorted_copies` (same sums, another order)."""
-    v_max = problem.v_max
-    num_attr = problem.cell_codes.shape[1]
-    codes = jax.lax.dynamic_index_in_dim(srt.codes, m, axis=0, keepdims=False)  # (C, M)
-    active = listed & (jnp.arange(num_attr) != m)
-    inside = _allowed(problem, mask | ~active[:, None], codes)
-    a = jnp.arange(num_attr)
-    col = jnp.sum(jnp.where(a[None, :] == m, codes, 0), axis=1, dtype=jnp.int32)
-    ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
-    sums = _sorted_sums(v_max + 1, SEGMENT_CHUNK)(srt.x, m, ids)[:v_max]
-    nf = basis.num_features
-    return _best_row(problem, basis, sums[:, :nf], sums[:, nf], sums[:, nf + 1], m, penalty, ends)
 
 
 def _random_start(u_order, rho, u_keep, problem: Problem, valid):
@@ -524,7 +418,7 @@ def _group_width(problem: Problem, lanes: int) -> int:
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
 
-def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, orders=None):
+def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
     """All starts in lock-step; each iteration steps every active lane (:func:`_group_width`).
 
     Restart lanes (MDSS): restart 0 from the whole data, others from a random start; each
@@ -567,15 +461,9 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, orde
     # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
     # dominates.)
     width = _group_width(problem, lanes)
-    if orders is not None:  # steps on per-attribute sorted copies (see rotated_orders)
-        srt = _sorted_copies(problem, Phi, Y, orders)
-        step_fn = jax.vmap(
-            lambda mk, ls, a: _sorted_step(problem, srt, basis, mk, ls, a, penalty, ends)[:3]
-        )
-    else:
-        step_fn = jax.vmap(
-            lambda mk, ls, a: attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends)[:3]
-        )
+    step_fn = jax.vmap(
+        lambda mk, ls, a: attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends)[:3]
+    )
     n_groups = -(-lanes // width)
     lane_idx = jnp.arange(lanes)
 
@@ -680,9 +568,6 @@ def scan_arrays(
     args = (key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy))
     if is_tracer(Phi):  # inside an outer jit/vmap: nothing runs now
         return _scan_cells(*args)
-    if _use_sorted(problem, Phi.shape[1]):
-        args = args + (jnp.asarray(rotated_orders(np.asarray(problem.cell_codes),
-                                                  np.asarray(problem.n_cells))),)
     shape = (tuple(Phi.shape), str(Phi.dtype), tuple(problem.cell_codes.shape), problem.v_max,
              basis.kind, num_restarts, bool(greedy))
     c, k = Phi.shape
@@ -710,12 +595,12 @@ SMALL_CELLS = 4096
 
 
 def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
-                     greedy, orders=None) -> RawScan:
+                     greedy) -> RawScan:
     penalty = jnp.asarray(penalty, Phi.dtype)
     keys = jax.random.split(key, num_restarts)
     ends = basis.endpoints()
     masks, listeds, scores, conv, steps = _search(
-        keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, orders
+        keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends
     )
     best = jnp.argmax(scores)
     mask, listed = masks[best], listeds[best]
