@@ -482,13 +482,22 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
             # active lanes first (stable), padded with the last lane to whole groups
             order = jnp.argsort(~s.active, stable=True)
             order = jnp.concatenate([order, jnp.full(n_groups * width - lanes, order[-1])])
-            count = -(-jnp.sum(s.active) // width)
+            n_active = jnp.sum(s.active)
+            count = -(-n_active // width)
 
             def group(j, out):
                 rows, lsts, pools = out
                 sel = jax.lax.dynamic_slice(order, (j * width,), (width,))
-                r, ls_, pl = step_fn(s.mask[sel], s.listed[sel], a[sel])
-                return rows.at[sel].set(r), lsts.at[sel].set(ls_), pools.at[sel].set(pl)
+                # Slots past the active lanes (an odd count's last group) step an empty subgroup
+                # (no chunk has a cell in it, so its segment sums skip them all) and are dropped:
+                # otherwise an inactive lane or a repeat would cost a full step.
+                spare = j * width + jnp.arange(width) >= n_active
+                mk = jnp.where(spare[:, None, None], False, s.mask[sel])
+                ls = jnp.where(spare[:, None], True, s.listed[sel])
+                r, ls_, pl = step_fn(mk, ls, a[sel])
+                dest = jnp.where(spare, lanes, sel)  # out of range: dropped
+                return (rows.at[dest].set(r, mode="drop"), lsts.at[dest].set(ls_, mode="drop"),
+                        pools.at[dest].set(pl, mode="drop"))
 
             init = (jnp.zeros((lanes, v_max), bool), jnp.zeros(lanes, bool),
                     jnp.zeros(lanes, dtype))
