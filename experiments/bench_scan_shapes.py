@@ -15,8 +15,10 @@ Timings on a shared machine are noisy; the ratios and exponents (both sides meas
 run) are what count. Writes ``experiments/results/bench_scan_shapes.csv``; ends with
 ``name: value`` lines.
 
-Usage: ``python experiments/bench_scan_shapes.py [--quick] [--rows N] [--no-aif360]``
-(``--quick``: 5,000 rows, two points per sweep, for checking that it runs).
+Usage: ``python experiments/bench_scan_shapes.py [--quick] [--rows N] [--no-aif360]
+[--only SWEEP=VALUE ...]`` (``--quick``: 5,000 rows, two points per sweep, for checking that it
+runs; ``--only V=50 M=32``: rerun just those shapes, keeping the CSV's rows of the others, and fit
+the exponents over the merged rows).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--no-aif360", action="store_true")
+    ap.add_argument("--only", nargs="+", metavar="SWEEP=VALUE", default=None,
+                    help="rerun only these shapes, e.g. V=20 V=50 M=32 restarts=5")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     n = args.rows or (5_000 if args.quick else 100_000)
@@ -83,10 +87,33 @@ def main():
         sweeps = {"V": [(4, v, 10) for v in (5, 10, 20, 50)],
                   "M": [(m, 5, 10) for m in (4, 8, 16, 32)],
                   "restarts": [(4, 10, r) for r in (1, 5, 10, 20)]}
+    col = {"V": "values", "M": "attributes", "restarts": "restarts"}
+    pos = {"V": 1, "M": 0, "restarts": 2}
+    only = None
+    if args.only:
+        only = set()
+        for item in args.only:
+            sweep, _, value = item.partition("=")
+            if sweep not in sweeps or not value.isdigit():
+                raise SystemExit(f"--only: expected SWEEP=VALUE with SWEEP in {list(sweeps)}; "
+                                 f"got {item!r}")
+            only.add((sweep, int(value)))
+    out = RESULTS / ("bench_scan_shapes_quick.csv" if args.quick else "bench_scan_shapes.csv")
+    kept = {}
+    if only and out.exists():  # the other shapes' rows, as last written
+        for row in csv.DictReader(open(out)):
+            key = (row["sweep"], int(row[col[row["sweep"]]]))
+            if key not in only:
+                kept[key] = {k: (x if k == "sweep" else int(x) if x.isdigit() else float(x))
+                             for k, x in row.items()}
     print(f"machine: {os.cpu_count()} cores (shared; ratios matter); n = {n} rows, continuous p")
     rows = []
     for sweep, shapes in sweeps.items():
         for m, v, r in shapes:
+            if only is not None and (sweep, (m, v, r)[pos[sweep]]) not in only:
+                if (sweep, (m, v, r)[pos[sweep]]) in kept:
+                    rows.append(kept[(sweep, (m, v, r)[pos[sweep]])])
+                continue
             df, y, p, _ = generate(n, m, v)
             t_ofi, res = time_ofijax(df, y, p, r)
             cells = len(df.drop_duplicates())
@@ -102,13 +129,11 @@ def main():
                              cells=cells, ofijax_s=t_ofi, aif360_s=t_aif, ratio=ratio,
                              ofijax_score=res.score, aif360_score=aif_score))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / ("bench_scan_shapes_quick.csv" if args.quick else "bench_scan_shapes.csv")
     with open(out, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     print()
-    col = {"V": "values", "M": "attributes", "restarts": "restarts"}
     for sweep in sweeps:
         sel = [r for r in rows if r["sweep"] == sweep]
         x = [r[col[sweep]] for r in sel]
