@@ -413,7 +413,10 @@ def _group_width(problem: Problem, lanes: int) -> int:
     417 in all), so stepping every lane until the longest stops computes 1,001 lane-steps. On
     large tables each iteration instead steps only the active lanes, in groups of
     :data:`GROUP_WIDTH` (a loop over ⌈active / width⌉ groups), ≈ 420 lane-steps there. Every
-    lane takes exactly the steps it took in lock-step.
+    lane takes exactly the steps it took in lock-step. When the active count is odd, the last
+    group's spare slot steps an empty subgroup (all its chunks are skipped) instead of a full
+    step of an inactive lane: at 100k × 4 × 50 that spares 103 of 572 full lane-steps (469 are
+    needed; the greedy lane runs alone for its last 65 of 112 steps), at 100k × 10 × 10 63 of 480.
     """
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
