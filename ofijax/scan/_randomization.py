@@ -167,14 +167,20 @@ def pad_problem(problem: Problem, y, p) -> Padded:
     c = problem.num_cells
     zeros = jnp.zeros((c, 1), jnp.float64)
     padded, _, _ = pad_cells(problem, zeros, jnp.zeros(c, jnp.float64), cell_bucket(c))
-    n_pad = cell_bucket(n) - n
-    f = lambda a: jnp.concatenate([jnp.asarray(a, jnp.float64), jnp.zeros(n_pad)])  # noqa: E731
-    rc = jnp.concatenate([problem.row_cell, jnp.full(n_pad, padded.num_cells, jnp.int32)])
-    valid = jnp.arange(n + n_pad) < n
+    yp, pp, rc, valid = _pad_rows(jnp.asarray(y, jnp.float64), jnp.asarray(p, jnp.float64),
+                                  problem.row_cell, cell_bucket(n) - n, padded.num_cells)
     # The padded problem carries the padded row_cell too: an unpadded one would make every jitted
     # procedure retrace for each new row count N (its shape is part of the trace signature).
     padded = dataclasses.replace(padded, row_cell=rc)
-    return Padded(padded, f(y), f(p), valid, rc, n)
+    return Padded(padded, yp, pp, valid, rc, n)
+
+
+@partial(jax.jit, static_argnums=(3, 4))  # one small program instead of ~8 eager ops
+def _pad_rows(y, p, row_cell, n_pad: int, num_cells: int):
+    f = lambda a: jnp.concatenate([a, jnp.zeros(n_pad, a.dtype)])  # noqa: E731
+    rc = jnp.concatenate([row_cell, jnp.full(n_pad, num_cells, jnp.int32)])
+    valid = jnp.arange(y.shape[0] + n_pad) < y.shape[0]
+    return f(y), f(p), rc, valid
 
 
 def procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params):
