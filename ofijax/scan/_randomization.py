@@ -15,7 +15,10 @@ Null draws:
   rows are exchangeable under the null).
 
 Replicates are a batch: ``vmap`` over replicate keys, in chunks of ``replicate_chunk`` (to bound
-memory), sharded over the replicate axis when several JAX devices exist. Progress goes to stderr
+memory), sharded over the replicate axis when several JAX devices exist. On one CPU device two
+procedures run serially in one thread per core instead (a vmapped batch costs more per replicate
+there): IJDI-Scan's Algorithm 1 (:func:`ijdi_null_scores`) and, unless ``replicate_chunk`` is
+given, plain Bias Scan's Bernoulli replicates (:func:`serial_bias_null_scores`). Progress goes to stderr
 through :mod:`ofijax._progress` (on when stderr is a terminal or ``OFIJAX_PROGRESS=1``; runs under
 2 s stay silent).
 
