@@ -221,16 +221,14 @@ def bench_bias_randomization(R, aif_reps, n=10_000, attrs=4, values=5):
     obs = bias_scan(df, y, p, penalty=1e-17, key=key)
     enc, y_np, p_np = _prepare(df, y, p, None)
 
-    chunk = -(-R // -(-R // 64))
-
     def run(reps):
         with jax.enable_x64(True):
             problem, _, _, basis = _arrays(enc, y_np, p_np, "auto", "positive", (1e-6, 1e6))
             return bias_scan_null_scores(key, problem, basis, y_np, p_np, penalty=1e-17,
                                          num_restarts=10, max_steps=None, num_replicates=reps,
-                                         observed_score=obs.score, replicate_chunk=chunk)
+                                         observed_score=obs.score)
 
-    run(chunk)  # compile
+    run(2)  # compile (the default CPU layout: serial replicates in one thread per core)
     t0 = time.perf_counter()
     rt = run(R)
     ofi_s = time.perf_counter() - t0

@@ -166,7 +166,9 @@ def test_p_value_formula():
 
 
 def test_bias_scan_hook_matches_serial_scans():
-    """Each vmapped replicate equals a serial bias_scan on the same null data and scan key."""
+    """Each replicate (the CPU default: serial scans in threads) equals a bias_scan on the same
+    null data and scan key, and a vmapped batch (explicit replicate_chunk) of the same replicates
+    to float64 round-off."""
     rng = np.random.default_rng(3)
     p = np.full(N, 0.3)  # constant: the exact basis (shares compilations with tests/test_ijdi.py)
     y = (rng.uniform(size=N) < p).astype(int)
@@ -186,6 +188,11 @@ def test_bias_scan_hook_matches_serial_scans():
             y_r = np.asarray(y_r[:N]).astype(int)
             serial = bias_scan(DF, y_r, p, penalty=0.1, key=k_scan, search="coordinate_ascent")
             assert rt.null_scores[r] == pytest.approx(serial.score, abs=1e-9)
+        batched = bias_scan_null_scores(key, problem, basis, y_np, p_np, penalty=0.1,
+                                        num_restarts=10, max_steps=None, num_replicates=R,
+                                        observed_score=obs.score, replicate_chunk=R)
+    np.testing.assert_allclose(batched.null_scores, rt.null_scores, rtol=1e-12, atol=1e-12)
+    assert batched.p_value == rt.p_value
     assert rt.num_unconverged == 0
     assert rt.p_value == p_value(obs.score, rt.null_scores)
 

@@ -68,41 +68,62 @@ def _full(basis: Basis, phi_s: jax.Array, ends):
     return full, phi_s @ basis.proj.T, None
 
 
-def _clenshaw(basis: Basis, coef, t, derivative: bool):
-    """Σ_k c_k T_k(x(t)) (or its t-derivative) by Clenshaw's recurrence: 2K multiply-adds per
-    point instead of K cosines (and K sines) plus a dot product."""
-    half = 0.5 * (basis.t_hi - basis.t_lo)
-    mid = 0.5 * (basis.t_hi + basis.t_lo)
-    x = jnp.clip((t - mid) / half, -1.0, 1.0)
+def _clenshaw_prep(basis: Basis, coef, derivative: bool):
+    """The loop-invariant part of :func:`_clenshaw`: the series' coefficients, moved to the
+    leading axis in recurrence order (for the derivative: the U-series coefficients ``(j+1)
+    c_{j+1}``). Computed once per solve, outside the bisection loop: XLA does not hoist this
+    reverse-transpose copy out of the loop, and inside it cost more than the recurrence itself
+    (measured under ``vmap`` over replicates)."""
     c = jnp.moveaxis(coef, -1, 0)  # (K, ...)
     if derivative:  # d/dx Σ c_k T_k = Σ_{j<K-1} (j+1) c_{j+1} U_j(x)
         k = c.shape[0]
         c = c[1:] * jnp.arange(1, k, dtype=c.dtype).reshape((k - 1,) + (1,) * (c.ndim - 1))
-    z = jnp.zeros(jnp.broadcast_shapes(c.shape[1:], x.shape), x.dtype)
+    return c[0], c[:0:-1], derivative
+
+
+def _clenshaw(basis: Basis, prep, t):
+    """Σ_k c_k T_k(x(t)) (or its t-derivative) by Clenshaw's recurrence: 2K multiply-adds per
+    point instead of K cosines (and K sines) plus a dot product. ``prep`` is
+    :func:`_clenshaw_prep` of the coefficients."""
+    c0, rest, derivative = prep
+    half = 0.5 * (basis.t_hi - basis.t_lo)
+    mid = 0.5 * (basis.t_hi + basis.t_lo)
+    x = jnp.clip((t - mid) / half, -1.0, 1.0)
+    z = jnp.zeros(jnp.broadcast_shapes(c0.shape, x.shape), x.dtype)
 
     def step(carry, ck):
         b1, b2 = carry
         return (ck + 2.0 * x * b1 - b2, b1), None
 
-    (b1, b2), _ = jax.lax.scan(step, (z, z), c[:0:-1])
+    (b1, b2), _ = jax.lax.scan(step, (z, z), rest)
     if derivative:
-        return (c[0] + 2.0 * x * b1 - b2) / half  # U series: b_0
-    return c[0] + x * b1 - b2  # T series
+        return (c0 + 2.0 * x * b1 - b2) / half  # U series: b_0
+    return c0 + x * b1 - b2  # T series
 
 
-def value_at(basis: Basis, phi_s: jax.Array, y_s: jax.Array, t: jax.Array) -> jax.Array:
-    """G(t) = Y·t - Φ·φ(t), batched."""
+def value_at(basis: Basis, phi_s: jax.Array, y_s: jax.Array, t: jax.Array, prep=None
+             ) -> jax.Array:
+    """G(t) = Y·t - Φ·φ(t), batched (``prep``: :func:`_clenshaw_prep` of ``phi_s``, optional)."""
     if basis.kind == "chebyshev" and basis.proj is None:
-        return y_s * t - _clenshaw(basis, phi_s, t, False)
+        prep = _clenshaw_prep(basis, phi_s, False) if prep is None else prep
+        return y_s * t - _clenshaw(basis, prep, t)
     f, _ = basis_eval(basis, t)
     return y_s * t - jnp.sum(phi_s * f, axis=-1)
 
 
-def _slope(basis: Basis, phi_s, y_s, t):
+def _slope(basis: Basis, phi_s, y_s, t, prep=None):
     if basis.kind == "chebyshev" and basis.proj is None:
-        return y_s - _clenshaw(basis, phi_s, t, True)
+        prep = _clenshaw_prep(basis, phi_s, True) if prep is None else prep
+        return y_s - _clenshaw(basis, prep, t)
     _, df = basis_eval(basis, t)
     return y_s - jnp.sum(phi_s * df, axis=-1)
+
+
+def _prep(basis: Basis, phi_s, derivative: bool):
+    """:func:`_clenshaw_prep` for the Chebyshev basis, None otherwise."""
+    if basis.kind == "chebyshev" and basis.proj is None:
+        return _clenshaw_prep(basis, phi_s, derivative)
+    return None
 
 
 def maximize(
@@ -123,8 +144,10 @@ def maximize(
     else:
         lo = jnp.full(y_s.shape, a, dtype=phi_s.dtype)
         hi = jnp.full(y_s.shape, b, dtype=phi_s.dtype)
+        d_prep = _prep(basis, phi_s[..., None, :], True)  # hoisted out of the bisection loop
         lo, hi = _multisect(
-            lambda pts: _slope(basis, phi_s[..., None, :], y_s[..., None], pts) > 0, lo, hi
+            lambda pts: _slope(basis, phi_s[..., None, :], y_s[..., None], pts, d_prep) > 0,
+            lo, hi,
         )
         t = 0.5 * (lo + hi)
         _, d_a, _, d_b = basis.endpoints() if ends is None else ends
@@ -156,8 +179,10 @@ def crossings(
     yy = jnp.stack([y_s, y_s])[..., None]
     left = jnp.array([True, False]).reshape((2,) + (1,) * (t_hat.ndim + 1))
 
+    v_prep = _prep(basis, ph, False)  # hoisted out of the bisection loop
+
     def pred(pts):
-        return (value_at(basis, ph, yy, pts) - c > 0) ^ left
+        return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left
 
     lo, hi = _multisect(pred, lo, hi)
     root = 0.5 * (lo + hi)
