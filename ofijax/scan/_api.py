@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._jaxcache import aot_jit, compiler_options
+from .._jaxcache import aot_enabled, aot_jit, compiler_options
 from .._progress import Notice
 from .._validation import check_binary, check_choice, check_probabilities
 from ._alg1 import make_params
@@ -135,9 +135,17 @@ _ROW_MASK = aot_jit(row_mask, name="ofijax.scan.row_mask")
 def _padded_cells(problem, basis, layout, y, p):
     """``pad_cells(problem, Phi, Y, cell_bucket(C))`` with ``Phi = features(p, ...)`` and
     ``Y = outcome_counts(y, ...)``, through one ahead-of-time program."""
+    if not aot_enabled():
+        Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
+        Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+        return pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells))
     lay = (None, None, 0) if layout is None else (layout.slot_row, layout.block_cell,
                                                    layout.group)
     return _CELLS(p, y, problem, basis, *lay, cell_bucket(problem.num_cells))
+
+
+def _row_mask(problem, mask, listed):
+    return (_ROW_MASK if aot_enabled() else row_mask)(problem, mask, listed)
 
 
 def _default_key(key, num_samples, num_replicates):
@@ -185,6 +193,9 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else
            f"scan: compiling the search for {c:,} cells × {m} attributes × {k} features (once "
            "per shape; the executable is kept on disk for later processes)")
+    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0, tests): the plain call
+        return scan_arrays(key, problem, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
+                           max_steps=max_steps, greedy=greedy)
     fn = _SEARCH_SMALL if c <= SMALL_CELLS else _SEARCH
     with Notice(msg):
         out = fn(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy))
@@ -401,7 +412,7 @@ def bias_scan(
             padded, Phi_p, Y_p = _padded_cells(problem, b, layout, y, p)
             raw = _search(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
                           num_restarts=opts.num_restarts, max_steps=opts.max_steps)
-            rows = np.asarray(_ROW_MASK(padded, raw.mask, raw.listed))
+            rows = np.asarray(_row_mask(padded, raw.mask, raw.listed))
             res = _bias_result(enc, rows, np.asarray(raw.mask), np.asarray(raw.listed), raw.score,
                                raw.log_q, raw.converged, y, p, search=search, **common)
             if rnd.num_samples:
