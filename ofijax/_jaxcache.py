@@ -194,20 +194,28 @@ class AOTFunction:
     """
 
     def __init__(self, fun: Callable, name: str, static_argnums: Sequence[int] = (),
-                 compiler_options: Mapping[str, Any] | None = None):
+                 compiler_options: Mapping[str, Any] | None = None,
+                 static_argnames: Sequence[str] = ()):
+        import functools
+
         import jax
 
         self.name = name
         self.static_argnums = tuple(sorted(static_argnums))
+        self.static_argnames = tuple(static_argnames)
         self.compiler_options = dict(compiler_options or {})
         self.jitted = jax.jit(fun, static_argnums=self.static_argnums,
+                              static_argnames=self.static_argnames or None,
                               compiler_options=self.compiler_options or None)
+        functools.update_wrapper(self, fun)
 
-    def key(self, args: tuple) -> str | None:
-        """The executable's key for ``args`` (None: some argument is a tracer)."""
+    def key(self, args: tuple, kwargs: Mapping[str, Any] | None = None) -> str | None:
+        """The executable's key for ``args`` and static keyword arguments ``kwargs`` (None: some
+        argument is a tracer)."""
         import jax
 
-        static = tuple(args[i] for i in self.static_argnums)
+        static = (tuple(args[i] for i in self.static_argnums),
+                  tuple(sorted((kwargs or {}).items())))
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         leaves, tree = jax.tree_util.tree_flatten(dynamic)
         avals = []
@@ -219,17 +227,17 @@ class AOTFunction:
                      sorted(self.compiler_options.items()), static, str(tree), avals))
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def __call__(self, *args):
-        if not aot_enabled():
-            return self.jitted(*args)
-        key = self.key(args)
+    def __call__(self, *args, **kwargs):
+        if not aot_enabled() or not set(kwargs) <= set(self.static_argnames):
+            return self.jitted(*args, **kwargs)
+        key = self.key(args, kwargs)
         if key is None:
-            return self.jitted(*args)
+            return self.jitted(*args, **kwargs)
         compiled = _LOADED.get(key)
         if compiled is None:
             compiled = _load(key)
             if compiled is None:
-                compiled = self.jitted.lower(*args).compile()
+                compiled = self.jitted.lower(*args, **kwargs).compile()
                 _store(key, compiled)
             _LOADED[key] = compiled
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
@@ -237,7 +245,7 @@ class AOTFunction:
 
 
 def aot_jit(fun: Callable | None = None, *, name: str | None = None,
-            static_argnums: Sequence[int] = (),
+            static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
             compiler_options: Mapping[str, Any] | None = None):
     """``jax.jit`` with compiled executables kept on disk (see :class:`AOTFunction`).
 
@@ -251,7 +259,7 @@ def aot_jit(fun: Callable | None = None, *, name: str | None = None,
     """
     def wrap(f):
         label = name or f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
-        return AOTFunction(f, label, static_argnums, compiler_options)
+        return AOTFunction(f, label, static_argnums, compiler_options, static_argnames)
 
     return wrap if fun is None else wrap(fun)
 
