@@ -233,15 +233,54 @@ class AOTFunction:
         key = self.key(args, kwargs)
         if key is None:
             return self.jitted(*args, **kwargs)
-        compiled = _LOADED.get(key)
-        if compiled is None:
-            compiled = _load(key)
-            if compiled is None:
-                compiled = self.jitted.lower(*args, **kwargs).compile()
-                _store(key, compiled)
-            _LOADED[key] = compiled
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        compiled = _LOADED.get(key)
+        if compiled is not None:
+            return compiled(*dynamic)
+        compiled = _load(key)
+        if compiled is not None:  # first run of a loaded executable: checked, else compiled anew
+            try:
+                out = compiled(*dynamic)
+                jax_block(out)
+            except Exception:
+                _discard(key)
+                return self.jitted(*args, **kwargs)
+            _LOADED[key] = compiled
+            return out
+        compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
+        _store(key, compiled)
+        _LOADED[key] = compiled
         return compiled(*dynamic)
+
+
+def jax_block(out) -> None:
+    import jax
+
+    jax.block_until_ready(out)
+
+
+def _fresh_compile(lowered):
+    """``lowered.compile()`` bypassing JAX's persistent cache: an XLA:CPU executable read back
+    from that cache and serialized again can miss its kernels ("Function ... not found" when
+    run in the next process, jaxlib 0.10.2), so kept executables are always compiled here."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    was = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    cc.reset_cache()
+    try:
+        return lowered.compile()
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was)
+        cc.reset_cache()
+
+
+def _discard(key: str) -> None:
+    try:
+        os.remove(_aot_path(key))
+    except OSError:
+        pass
 
 
 def aot_jit(fun: Callable | None = None, *, name: str | None = None,

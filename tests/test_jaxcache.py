@@ -152,3 +152,24 @@ def test_bias_scan_same_with_and_without_aot_executables(monkeypatch, tmp_path):
         assert (res.subset, res.score, res.q, res.size) == (plain.subset, plain.score, plain.q,
                                                             plain.size)
         assert np.array_equal(res.mask, plain.mask)
+
+
+def test_aot_executable_failing_on_its_first_run_is_discarded(monkeypatch, tmp_path):
+    """A loaded executable that fails when run (e.g. missing kernels) is deleted and the call
+    runs through jax.jit instead."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    f = jc.aot_jit(lambda x: jnp.cos(x) + 1.0, name="test.broken")
+    x = np.arange(3.0, dtype=np.float32)
+    ref = np.asarray(f(x))
+    (path,) = (tmp_path / "ofijax-aot").glob("*.aot")
+
+    def broken(*args):
+        raise RuntimeError("Function fusion not found")
+
+    jc._LOADED.clear()
+    monkeypatch.setattr(jc, "_load", lambda key: broken)
+    assert np.array_equal(np.asarray(f(x)), ref)
+    assert not path.exists() and jc._LOADED == {}
