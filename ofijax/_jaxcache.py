@@ -45,6 +45,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = ["FAST_COMPILE", "MIN_COMPILE_SECS", "AOTFunction", "aot_enabled", "aot_jit",
            "cache_settings", "compiler_options", "enable", "enabled_dir"]
 
@@ -149,8 +151,13 @@ _CONFIG_IGNORED = frozenset({
     "jax_logging_level", "jax_debug_log_modules", "jax_enable_compilation_cache",
 })
 _SOURCE_DIGEST: str | None = None
-#: key → loaded executable, for the rest of the process.
-_LOADED: dict[str, Any] = {}
+#: key (full or fast, see ``AOTFunction._fast_key``) → loaded executable, for the process.
+_LOADED: dict[Any, Any] = {}
+
+try:  # the flags jax.jit keys its own caches on (private; without it every call digests fully)
+    from jax._src.config import trace_context as _trace_context
+except ImportError:  # pragma: no cover - other JAX versions
+    _trace_context = None
 
 
 def aot_enabled() -> bool:
@@ -227,15 +234,48 @@ class AOTFunction:
                      sorted(self.compiler_options.items()), static, str(tree), avals))
         return hashlib.sha256(text.encode()).hexdigest()
 
+    def _fast_key(self, args: tuple, kwargs: Mapping[str, Any]):
+        """A cheap in-process key (~20 µs; the full :meth:`key` digests the JAX configuration
+        and the source, ~1 ms): static arguments, tree, shapes/dtypes/weak types and JAX's
+        trace context (the flags ``jax.jit`` itself keys on, x64 included). None when it cannot
+        be formed (then the full key is used)."""
+        import jax
+
+        if _trace_context is None:
+            return None
+        static = (tuple(args[i] for i in self.static_argnums), tuple(sorted(kwargs.items())))
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        leaves, tree = jax.tree_util.tree_flatten(dynamic)
+        sig = []
+        for leaf in leaves:
+            if isinstance(leaf, jax.core.Tracer):
+                return None
+            if isinstance(leaf, (np.ndarray, jax.Array)):
+                sig.append((leaf.shape, leaf.dtype, getattr(leaf, "weak_type", False)))
+            else:
+                sig.append(str(jax.typeof(leaf)))
+        try:
+            fast = (self, static, tree, tuple(sig), _trace_context())
+            hash(fast)
+        except TypeError:
+            return None
+        return fast
+
     def __call__(self, *args, **kwargs):
         if not aot_enabled() or not set(kwargs) <= set(self.static_argnames):
             return self.jitted(*args, **kwargs)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        fast = self._fast_key(args, kwargs)
+        compiled = _LOADED.get(fast) if fast is not None else None
+        if compiled is not None:
+            return compiled(*dynamic)
         key = self.key(args, kwargs)
         if key is None:
             return self.jitted(*args, **kwargs)
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         compiled = _LOADED.get(key)
         if compiled is not None:
+            if fast is not None:
+                _LOADED[fast] = compiled
             return compiled(*dynamic)
         compiled = _load(key)
         if compiled is not None:  # first run of a loaded executable: checked, else compiled anew
@@ -246,10 +286,14 @@ class AOTFunction:
                 _discard(key)
                 return self.jitted(*args, **kwargs)
             _LOADED[key] = compiled
+            if fast is not None:
+                _LOADED[fast] = compiled
             return out
         compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
         _store(key, compiled)
         _LOADED[key] = compiled
+        if fast is not None:
+            _LOADED[fast] = compiled
         return compiled(*dynamic)
 
 
