@@ -23,6 +23,9 @@ devices, the JAX configuration and the compiler options; a later process with th
 it and skips tracing, lowering and compiling. It is the same executable, so results are the same
 bit for bit. A file that cannot be read (or written) is ignored: the call then runs through
 ``jax.jit``. Like JAX's own cache, the folder must be trusted: loading an executable runs its code.
+Kept executables are compiled afresh (bypassing JAX's cache, see ``_fresh_compile``); files of
+other ofijax sources or JAX versions are never read again and not removed (delete the folder to
+reclaim the space; ~1 MB per scan shape).
 
 If the user already set ``jax_compilation_cache_dir`` (e.g. ``JAX_COMPILATION_CACHE_DIR``), that
 folder is kept. A cached program is the same executable XLA would build, so results do not depend
