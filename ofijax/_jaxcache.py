@@ -154,6 +154,7 @@ _CONFIG_IGNORED = frozenset({
     "jax_logging_level", "jax_debug_log_modules", "jax_enable_compilation_cache",
 })
 _SOURCE_DIGEST: str | None = None
+_SINGLE_DEVICE: bool | None = None
 #: key (full or fast, see ``AOTFunction._fast_key``) → loaded executable, for the process.
 _LOADED: dict[Any, Any] = {}
 
@@ -164,10 +165,18 @@ except ImportError:  # pragma: no cover - other JAX versions
 
 
 def aot_enabled() -> bool:
-    """Whether :func:`aot_jit` programs keep executables: the cache is on and ``OFIJAX_AOT`` is
-    not ``0``."""
+    """Whether :func:`aot_jit` programs keep executables: the cache is on, ``OFIJAX_AOT`` is not
+    ``0`` and JAX sees one device (a loaded executable is placed on every device of the backend,
+    so hosts with several are left to ``jax.jit`` and JAX's cache)."""
+    global _SINGLE_DEVICE
     off = os.environ.get("OFIJAX_AOT", "1").strip().lower() in ("0", "false", "no", "off")
-    return _ENABLED_DIR is not None and not off
+    if _ENABLED_DIR is None or off:
+        return False
+    if _SINGLE_DEVICE is None:
+        import jax
+
+        _SINGLE_DEVICE = jax.device_count() == 1
+    return _SINGLE_DEVICE
 
 
 def _source_digest() -> str:
