@@ -151,8 +151,12 @@ def _row_mask(problem, mask, listed):
 def _default_key(key, num_samples, num_replicates):
     """``key=None`` without replicates: ``jax.random.key(0)`` built from its key data (no
     compiled program; only for the default threefry implementation, else ``None`` as given)."""
-    if key is not None or num_samples or num_replicates:
-        return key
+    def zero(x):
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x == 0
+
+    if key is not None or not zero(num_samples) or not (num_replicates is None
+                                                          or zero(num_replicates)):
+        return key  # anything else is checked (and refused) by check_random_options
     if jax.config.jax_default_prng_impl != "threefry2x32":
         return None
     return jax.random.wrap_key_data(np.zeros(2, np.uint32), impl="threefry2x32")
