@@ -11,6 +11,21 @@ process loads them from disk instead of compiling again. Settings (read once, at
   first call add up).
 * ``OFIJAX_FAST_COMPILE=0``: compile small scans with XLA's default options too (see
   :func:`compiler_options`; read when ``ofijax.scan`` is imported).
+* ``OFIJAX_AOT=0``: do not keep compiled executables of :func:`aot_jit` programs (below).
+
+Ahead-of-time executables. JAX's persistent cache skips XLA's compilation, but a new process still
+traces and lowers every program to compute the cache key (for a scan's big program ~1-2 s of
+Python, more than its compile-warm run). :func:`aot_jit` wraps a function like ``jax.jit`` and
+also writes the *compiled executable* (``jax.experimental.serialize_executable``) under
+``<cache dir>/ofijax-aot/``, keyed by the argument shapes and dtypes, the static arguments, the
+ofijax source (a digest of every ``.py`` file of the package), the JAX/jaxlib versions, the
+devices, the JAX configuration and the compiler options; a later process with the same key loads
+it and skips tracing, lowering and compiling. It is the same executable, so results are the same
+bit for bit. A file that cannot be read (or written) is ignored: the call then runs through
+``jax.jit``. Like JAX's own cache, the folder must be trusted: loading an executable runs its code.
+Kept executables are compiled afresh (bypassing JAX's cache, see ``_fresh_compile``); files of
+other ofijax sources or JAX versions are never read again and not removed (delete the folder to
+reclaim the space; ~1 MB per scan shape).
 
 If the user already set ``jax_compilation_cache_dir`` (e.g. ``JAX_COMPILATION_CACHE_DIR``), that
 folder is kept. A cached program is the same executable XLA would build, so results do not depend
@@ -25,11 +40,18 @@ False
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Mapping
+import pickle
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
-__all__ = ["FAST_COMPILE", "MIN_COMPILE_SECS", "cache_settings", "compiler_options", "enable",
-           "enabled_dir"]
+import numpy as np
+
+__all__ = ["FAST_COMPILE", "MIN_COMPILE_SECS", "AOTFunction", "aot_enabled", "aot_jit",
+           "cache_settings", "compiler_options", "enable", "enabled_dir"]
 
 #: Default threshold 0: every program is written. A first 10k × 4 × 5 Bias Scan compiles 18
 #: programs, most of them small (device transfers, the PRNG seed; 10–100 ms each on a loaded
@@ -118,6 +140,268 @@ def compiler_options(version: str | None = None) -> dict:
 def enabled_dir() -> str | None:
     """The folder the cache writes to (None when off)."""
     return _ENABLED_DIR
+
+
+# ------------------------------------------------------------------------------------------------
+# Ahead-of-time executables (see the module docstring)
+
+#: Bumped when the file format or the key changes.
+_AOT_FORMAT = 1
+#: JAX options that only change logging or ofijax's own cache settings: left out of the key.
+_CONFIG_IGNORED = frozenset({
+    "jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+    "jax_persistent_cache_min_entry_size_bytes", "jax_log_compiles", "jax_explain_cache_misses",
+    "jax_logging_level", "jax_debug_log_modules", "jax_enable_compilation_cache",
+})
+_SOURCE_DIGEST: str | None = None
+_SINGLE_DEVICE: bool | None = None
+#: key (full or fast, see ``AOTFunction._fast_key``) → loaded executable, for the process.
+_LOADED: dict[Any, Any] = {}
+
+try:  # the flags jax.jit keys its own caches on (private; without it every call digests fully)
+    from jax._src.config import trace_context as _trace_context
+except ImportError:  # pragma: no cover - other JAX versions
+    _trace_context = None
+
+
+def aot_enabled() -> bool:
+    """Whether :func:`aot_jit` programs keep executables: the cache is on, ``OFIJAX_AOT`` is not
+    ``0`` and JAX sees one device (a loaded executable is placed on every device of the backend,
+    so hosts with several are left to ``jax.jit`` and JAX's cache)."""
+    global _SINGLE_DEVICE
+    off = os.environ.get("OFIJAX_AOT", "1").strip().lower() in ("0", "false", "no", "off")
+    if _ENABLED_DIR is None or off:
+        return False
+    if _SINGLE_DEVICE is None:
+        import jax
+
+        _SINGLE_DEVICE = jax.device_count() == 1
+    return _SINGLE_DEVICE
+
+
+def _source_digest() -> str:
+    """Digest of every ``.py`` file of the ofijax package (read once per process, ~1 ms)."""
+    global _SOURCE_DIGEST
+    if _SOURCE_DIGEST is None:
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+        _SOURCE_DIGEST = h.hexdigest()
+    return _SOURCE_DIGEST
+
+
+def _environment_key() -> tuple:
+    import jax
+    import jaxlib
+
+    devices = tuple((d.platform, d.device_kind, d.client.platform_version) for d in jax.devices())
+    config = tuple(sorted((k, repr(v)) for k, v in jax.config.values.items()
+                          if k not in _CONFIG_IGNORED))
+    return (jax.__version__, jaxlib.__version__, devices, config,
+            bool(jax.config.jax_enable_x64))  # the context value inside ``jax.enable_x64``
+
+
+class AOTFunction:
+    """A ``jax.jit``-ed function whose compiled executables persist across processes.
+
+    Called with concrete arguments it looks its executable up (this process, then the disk
+    folder), else lowers and compiles it and writes it; called under a trace (inside another
+    ``jit``/``vmap``) it is the plain jitted function. Static arguments must be hashable values
+    with a stable ``repr`` (ints, bools, strings, tuples of them).
+    """
+
+    def __init__(self, fun: Callable, name: str, static_argnums: Sequence[int] = (),
+                 compiler_options: Mapping[str, Any] | None = None,
+                 static_argnames: Sequence[str] = ()):
+        import functools
+
+        import jax
+
+        self.name = name
+        self.static_argnums = tuple(sorted(static_argnums))
+        self.static_argnames = tuple(static_argnames)
+        self.compiler_options = dict(compiler_options or {})
+        self.jitted = jax.jit(fun, static_argnums=self.static_argnums,
+                              static_argnames=self.static_argnames or None,
+                              compiler_options=self.compiler_options or None)
+        functools.update_wrapper(self, fun)
+
+    def key(self, args: tuple, kwargs: Mapping[str, Any] | None = None) -> str | None:
+        """The executable's key for ``args`` and static keyword arguments ``kwargs`` (None: some
+        argument is a tracer)."""
+        import jax
+
+        static = (tuple(args[i] for i in self.static_argnums),
+                  tuple(sorted((kwargs or {}).items())))
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        leaves, tree = jax.tree_util.tree_flatten(dynamic)
+        avals = []
+        for leaf in leaves:
+            if isinstance(leaf, jax.core.Tracer):
+                return None
+            avals.append(str(jax.typeof(leaf)))
+        text = repr((_AOT_FORMAT, self.name, _source_digest(), _environment_key(),
+                     sorted(self.compiler_options.items()), static, str(tree), avals))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _fast_key(self, args: tuple, kwargs: Mapping[str, Any]):
+        """A cheap in-process key (~20 µs; the full :meth:`key` digests the JAX configuration
+        and the source, ~1 ms): static arguments, tree, shapes/dtypes/weak types and JAX's
+        trace context (the flags ``jax.jit`` itself keys on, x64 included). None when it cannot
+        be formed (then the full key is used)."""
+        import jax
+
+        if _trace_context is None:
+            return None
+        static = (tuple(args[i] for i in self.static_argnums), tuple(sorted(kwargs.items())))
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        leaves, tree = jax.tree_util.tree_flatten(dynamic)
+        sig = []
+        for leaf in leaves:
+            if isinstance(leaf, jax.core.Tracer):
+                return None
+            if isinstance(leaf, (np.ndarray, jax.Array)):
+                sig.append((leaf.shape, leaf.dtype, getattr(leaf, "weak_type", False)))
+            else:
+                sig.append(str(jax.typeof(leaf)))
+        try:
+            fast = (self, static, tree, tuple(sig), _trace_context())
+            hash(fast)
+        except TypeError:
+            return None
+        return fast
+
+    def __call__(self, *args, **kwargs):
+        if not aot_enabled() or not set(kwargs) <= set(self.static_argnames):
+            return self.jitted(*args, **kwargs)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        fast = self._fast_key(args, kwargs)
+        compiled = _LOADED.get(fast) if fast is not None else None
+        if compiled is not None:
+            return compiled(*dynamic)
+        key = self.key(args, kwargs)
+        if key is None:
+            return self.jitted(*args, **kwargs)
+        compiled = _LOADED.get(key)
+        if compiled is not None:
+            if fast is not None:
+                _LOADED[fast] = compiled
+            return compiled(*dynamic)
+        compiled = _load(key)
+        if compiled is not None:  # first run of a loaded executable: checked, else compiled anew
+            try:
+                out = compiled(*dynamic)
+                jax_block(out)
+            except Exception:
+                _discard(key)
+                return self.jitted(*args, **kwargs)
+            _LOADED[key] = compiled
+            if fast is not None:
+                _LOADED[fast] = compiled
+            return out
+        compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
+        _store(key, compiled)
+        _LOADED[key] = compiled
+        if fast is not None:
+            _LOADED[fast] = compiled
+        return compiled(*dynamic)
+
+
+def jax_block(out) -> None:
+    import jax
+
+    jax.block_until_ready(out)
+
+
+def _fresh_compile(lowered):
+    """``lowered.compile()`` bypassing JAX's persistent cache: an XLA:CPU executable read back
+    from that cache and serialized again can miss its kernels ("Function ... not found" when
+    run in the next process, jaxlib 0.10.2), so kept executables are always compiled here."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    was = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    cc.reset_cache()
+    try:
+        return lowered.compile()
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was)
+        cc.reset_cache()
+
+
+def _discard(key: str) -> None:
+    try:
+        os.remove(_aot_path(key))
+    except OSError:
+        pass
+
+
+def aot_jit(fun: Callable | None = None, *, name: str | None = None,
+            static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
+            compiler_options: Mapping[str, Any] | None = None):
+    """``jax.jit`` with compiled executables kept on disk (see :class:`AOTFunction`).
+
+    Usable as ``aot_jit(f, static_argnums=...)`` or as a decorator ``@aot_jit(...)``; ``name``
+    (default the function's module and qualified name) is part of the key.
+
+    >>> import jax.numpy as jnp
+    >>> f = aot_jit(lambda x, n: x * n, name="demo", static_argnums=(1,))
+    >>> int(f(jnp.arange(3), 2)[2])
+    4
+    """
+    def wrap(f):
+        label = name or f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
+        return AOTFunction(f, label, static_argnums, compiler_options, static_argnames)
+
+    return wrap if fun is None else wrap(fun)
+
+
+def _aot_path(key: str) -> str:
+    return os.path.join(_ENABLED_DIR or "", "ofijax-aot", f"{key}.aot")
+
+
+def _load(key: str):
+    """The executable stored under ``key``, or None (absent, unreadable, other format)."""
+    path = _aot_path(key)
+    if not os.path.exists(path):
+        return None
+    try:
+        from jax.experimental.serialize_executable import deserialize_and_load
+
+        with open(path, "rb") as fh:
+            fmt, stored, payload, in_tree, out_tree = pickle.load(fh)
+        if fmt != _AOT_FORMAT or stored != key:
+            return None
+        return deserialize_and_load(payload, in_tree, out_tree)
+    except Exception:  # a truncated or foreign file: compile instead
+        return None
+
+
+def _store(key: str, compiled) -> None:
+    """Write ``compiled`` under ``key`` atomically; failures are ignored (the call still runs)."""
+    try:
+        from jax.experimental.serialize_executable import serialize
+
+        payload, in_tree, out_tree = serialize(compiled)
+        data = pickle.dumps((_AOT_FORMAT, key, payload, in_tree, out_tree),
+                            protocol=pickle.HIGHEST_PROTOCOL)
+        folder = os.path.dirname(_aot_path(key))
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    except Exception:  # serialization unsupported (some backends), read-only folder
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, _aot_path(key))
+    except OSError:  # disk full
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
 
 
 enable()

@@ -430,6 +430,12 @@ def as_key(key: Any, name: str = "key") -> Any:
         seed = int(key)
         if not 0 <= seed < 2**64:
             raise TypeError(f"{name}: an int seed must lie in [0, 2**64); got {seed}.")
+        if (jax.config.jax_default_prng_impl == "threefry2x32"
+                and not jax.config.jax_random_seed_offset):
+            # jax.random.key(seed)'s key data, built without a compiled program (two, each traced
+            # and lowered in every new process): threefry seeds with the high and low 32 bits.
+            data = np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)
+            return jax.random.wrap_key_data(data, impl="threefry2x32")
         if seed >= 2**63:
             seed -= 2**64  # jax.random.key takes int64; same 64 bits
         # All 64 bits of the seed, whatever jax_enable_x64 says (in 32-bit mode jax.random.key

@@ -88,3 +88,88 @@ def test_fast_compiled_scan_gives_the_default_programs_result():
     assert float(small.score) > 0
     for a, b in zip(small, default):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+
+
+def _aot_on(monkeypatch, tmp_path):
+    from ofijax import _jaxcache
+
+    monkeypatch.setattr(_jaxcache, "_ENABLED_DIR", str(tmp_path))
+    monkeypatch.delenv("OFIJAX_AOT", raising=False)
+    monkeypatch.setattr(_jaxcache, "_LOADED", {})
+    return _jaxcache
+
+
+def test_aot_executables_are_written_loaded_and_keyed(monkeypatch, tmp_path):
+    """aot_jit writes one executable per key, a cleared process memo loads it from disk with the
+    same result, an unreadable file is recompiled, and shapes/static args/x64 change the key."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    f = jc.aot_jit(lambda x, n: jnp.cumsum(jnp.sin(x) * n), name="test.f", static_argnums=(1,))
+    x = np.arange(5.0, dtype=np.float32)
+    ref = np.asarray(jax.jit(lambda x: jnp.cumsum(jnp.sin(x) * 3))(x))
+    assert np.array_equal(np.asarray(f(x, 3)), ref)
+    files = list((tmp_path / "ofijax-aot").glob("*.aot"))
+    assert len(files) == 1
+    jc._LOADED.clear()
+    assert jc._load(files[0].stem) is not None  # read back from disk
+    assert np.array_equal(np.asarray(f(x, 3)), ref)
+    files[0].write_bytes(b"not an executable")  # corrupt: compiled again, result unchanged
+    jc._LOADED.clear()
+    assert np.array_equal(np.asarray(f(x, 3)), ref)
+    keys = {f.key((x, 3)), f.key((x, 4)), f.key((x[:4], 3))}
+    with jax.enable_x64(True):
+        keys.add(f.key((x, 3)))
+        keys.add(f.key((x.astype(np.float64), 3)))
+    assert len(keys) == 5
+    assert f.key((x.astype(np.float64), 3)) == f.key((x, 3))  # canonicalized as jit does
+    monkeypatch.setenv("OFIJAX_AOT", "0")
+    assert not jc.aot_enabled()
+
+
+def test_bias_scan_same_with_and_without_aot_executables(monkeypatch, tmp_path):
+    """bias_scan's first-call path through kept executables (compiled, then loaded from disk)
+    returns exactly what the plain jitted path returns."""
+    import numpy as np
+    import pandas as pd
+
+    from ofijax.scan import bias_scan
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.integers(0, 3, 300), "b": rng.integers(0, 2, 300)})
+    p = rng.uniform(0.1, 0.9, 300)
+    y = (rng.uniform(size=300) < np.where(df["a"] == 1, 0.9, p)).astype(int)
+    kw = dict(penalty=0.01, num_restarts=2, search="coordinate_ascent")
+    plain = bias_scan(df, y, p, **kw)  # OFIJAX_CACHE=0 in tests: no executables kept
+    jc = _aot_on(monkeypatch, tmp_path)
+    compiled = bias_scan(df, y, p, **kw)
+    assert len(list((tmp_path / "ofijax-aot").glob("*.aot"))) == 3  # cells, search, row mask
+    jc._LOADED.clear()
+    loaded = bias_scan(df, y, p, **kw)
+    for res in (compiled, loaded):
+        assert (res.subset, res.score, res.q, res.size) == (plain.subset, plain.score, plain.q,
+                                                            plain.size)
+        assert np.array_equal(res.mask, plain.mask)
+
+
+def test_aot_executable_failing_on_its_first_run_is_discarded(monkeypatch, tmp_path):
+    """A loaded executable that fails when run (e.g. missing kernels) is deleted and the call
+    runs through jax.jit instead."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    f = jc.aot_jit(lambda x: jnp.cos(x) + 1.0, name="test.broken")
+    x = np.arange(3.0, dtype=np.float32)
+    ref = np.asarray(f(x))
+    (path,) = (tmp_path / "ofijax-aot").glob("*.aot")
+
+    def broken(*args):
+        raise RuntimeError("Function fusion not found")
+
+    jc._LOADED.clear()
+    monkeypatch.setattr(jc, "_load", lambda key: broken)
+    assert np.array_equal(np.asarray(f(x)), ref)
+    assert not path.exists() and jc._LOADED == {}

@@ -34,6 +34,7 @@ import pandas as pd
 
 from ofijax import _validation as v
 from ofijax import metrics as mt
+from ofijax._jaxcache import aot_jit
 from ofijax._progress import track
 from ofijax.auditing import _significance as sig
 from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
@@ -86,7 +87,13 @@ _CORRECTIONS = ("holm", "bonferroni", "none")
 _DIFF_METHODS = ("between_groups", "to_overall")
 
 
-@functools.partial(jax.jit, static_argnames=("di_variant",))
+@aot_jit(name="ofijax.auditing.split3")  # executable kept on disk (one program, not two)
+def _split3(key):
+    """``tuple(jax.random.split(key, 3))``."""
+    return tuple(jax.random.split(key, 3))
+
+
+@aot_jit(name="ofijax.auditing.tables", static_argnames=("di_variant",))  # executable kept on disk
 def _tables(cms, *, di_variant):
     """Every per-group, overall and pairwise metric of an audit in one compiled call."""
     per_group = {name: f(cms) for name, f in GROUP_METRICS.items()}
@@ -485,7 +492,7 @@ def audit(
                                            beneficial_label=beneficial_label)
     n_scan = _check_count(scan_num_samples, "scan_num_samples")
     k_top = _check_count(scan_top_k, "scan_top_k", allow_zero=False)
-    k_boot, k_null, k_scan = jax.random.split(key, 3)
+    k_boot, k_null, k_scan = _split3(key)
 
     y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (
         v.convert_inputs(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
@@ -579,7 +586,7 @@ def audit_from_counts(
         raise ValueError("groups: an audit compares at least two groups.")
     if (c.sum(1) == 0).any():
         raise ValueError("cms: every group needs at least one row (n = 0 found).")
-    k_boot, k_null, _ = jax.random.split(key, 3)
+    k_boot, k_null, _ = _split3(key)
     return _audit_core(k_boot, k_null, c.astype(np.int64), groups, names, alpha=a, null=null,
                        method=method, correction=correction, conf=conf, nboot=nboot,
                        di_variant=di_variant, beneficial_label=beneficial_label, min_n=min_n,

@@ -36,6 +36,7 @@ import numpy as np
 
 from ofijax import _validation as v
 from ofijax import distributions as _dist
+from ofijax._jaxcache import aot_jit
 from ofijax._progress import Notice
 from ofijax.cm import FN, FP
 from ofijax.metrics import ofi, pairwise
@@ -317,8 +318,11 @@ def _bootstrap_ofi_positions(key, cms, position_group, num_samples):
     return b[..., :, None] - b[..., None, :]
 
 
-_bootstrap_multinomial_jit = jax.jit(_bootstrap_ofi_multinomial, static_argnames=("num_samples",))
-_bootstrap_positions_jit = jax.jit(_bootstrap_ofi_positions, static_argnames=("num_samples",))
+# executables kept on disk (ofijax._jaxcache.aot_jit): a new process skips tracing and lowering
+_bootstrap_multinomial_jit = aot_jit(_bootstrap_ofi_multinomial, static_argnames=("num_samples",),
+                                     name="ofijax.auditing.bootstrap_multinomial")
+_bootstrap_positions_jit = aot_jit(_bootstrap_ofi_positions, static_argnames=("num_samples",),
+                                   name="ofijax.auditing.bootstrap_positions")
 _ROW_DRAW_LIMIT = 1 << 25  # R·N above this: multinomial draws instead of row draws
 
 
@@ -327,9 +331,10 @@ def bootstrap_ofi(key, cms, *, num_samples: int):
     c = np.asarray(cms)
     sizes = np.rint(c.sum(-1)).astype(np.int64)
     if int(sizes.sum()) * num_samples <= _ROW_DRAW_LIMIT:
-        pos = jnp.asarray(np.repeat(np.arange(c.shape[0], dtype=np.int32), sizes))
-        return _bootstrap_positions_jit(key, jnp.asarray(c), pos, num_samples=num_samples)
-    return _bootstrap_multinomial_jit(key, jnp.asarray(c), num_samples=num_samples)
+        # NumPy arguments: converted on the call as jnp.asarray would (no identity programs)
+        pos = np.repeat(np.arange(c.shape[0], dtype=np.int32), sizes)
+        return _bootstrap_positions_jit(key, c, pos, num_samples=num_samples)
+    return _bootstrap_multinomial_jit(key, c, num_samples=num_samples)
 
 
 @functools.partial(jax.jit, static_argnames=("num_samples", "num_groups"))

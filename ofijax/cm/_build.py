@@ -23,7 +23,6 @@ position.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ofijax import _validation as v
+from ofijax._jaxcache import aot_jit
 
 #: Index of each cell along the last axis.
 TP, FN, FP, TN = 0, 1, 2, 3
@@ -229,7 +229,7 @@ def _cell_index(y_true: jax.Array, y_pred: jax.Array) -> jax.Array:
     return 2 * (1 - y_true.astype(jnp.int32)) + (1 - y_pred.astype(jnp.int32))
 
 
-@functools.partial(jax.jit, static_argnames=("num_groups",))
+@aot_jit(name="ofijax.cm.group_counts", static_argnames=("num_groups",))  # executable kept on disk
 def _group_counts_kernel(y_true, y_pred, codes, weights, *, num_groups):
     """Segment-sum rows into ``(..., num_groups, 4)``; ``y_pred`` may carry leading axes.
 

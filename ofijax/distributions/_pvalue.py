@@ -45,9 +45,21 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special as _sp
 
 from ofijax import _validation as _v
+
+
+class _LazySpecial:
+    """``scipy.special``, imported on first use (~0.3 s that ``import ofijax`` and the audits
+    that never reach these functions need not pay)."""
+
+    def __getattr__(self, name):
+        from scipy import special
+
+        return getattr(special, name)
+
+
+_sp = _LazySpecial()
 
 __all__ = [
     "PValue",

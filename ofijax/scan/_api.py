@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -9,9 +10,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jaxcache import aot_enabled, aot_jit, compiler_options
+from .._progress import Notice
 from .._validation import check_binary, check_choice, check_probabilities
 from ._alg1 import make_params
-from ._basis import EXACT_MAX_VALUES, Basis, features, layout_group, make_basis, make_layout
+from ._basis import (
+    EXACT_MAX_VALUES,
+    Basis,
+    RowLayout,
+    features,
+    layout_group,
+    make_basis,
+    make_layout,
+)
 from ._checks import (
     DEFAULT_Q_BOUNDS,
     check_random_options,
@@ -20,8 +31,10 @@ from ._checks import (
 )
 from ._encode import DEFAULT_MAX_VALUES, Encoded, encode_data
 from ._engine import (
+    SMALL_CELLS,
     cell_bucket,
     cell_mask,
+    default_max_steps,
     make_problem,
     outcome_counts,
     pad_cells,
@@ -89,22 +102,110 @@ def _choose_basis(p: np.ndarray, kind: str, direction: str, q_bounds) -> Basis:
     return make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
 
 
-def _unpadded(enc: Encoded, y, p, kind, direction, q_bounds):
+def _problem_basis(enc: Encoded, p, kind, direction, q_bounds):
     n_values = np.array([len(lab) for lab in enc.labels], dtype=np.int32)
     problem = make_problem(enc.codes, n_values)
     basis = _choose_basis(p, kind, direction, q_bounds)
     layout = None
     if basis.kind == "chebyshev":
         layout = make_layout(np.asarray(problem.row_cell), problem.num_cells, layout_group(basis))
+    return problem, basis, layout
+
+
+def _unpadded(enc: Encoded, y, p, kind, direction, q_bounds):
+    problem, basis, layout = _problem_basis(enc, p, kind, direction, q_bounds)
     Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
     Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
     return problem, Phi, Y, basis
+
+
+def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells):
+    layout = None if slot_row is None else RowLayout(slot_row, block_cell, group)
+    Phi = features(p, problem.row_cell, problem.num_cells, basis, layout)
+    Y = outcome_counts(y, problem.row_cell, problem.num_cells)
+    return pad_cells(problem, Phi, Y, num_cells)
+
+
+# Features, outcome counts and padding as one program (their jitted functions, called inside it),
+# with its executable kept on disk (``aot_jit``): one load instead of ~5 traced programs.
+_CELLS = aot_jit(_cells_program, name="ofijax.scan.cells", static_argnums=(6, 7))
+_ROW_MASK = aot_jit(row_mask, name="ofijax.scan.row_mask")
+
+
+def _padded_cells(problem, basis, layout, y, p):
+    """``pad_cells(problem, Phi, Y, cell_bucket(C))`` with ``Phi = features(p, ...)`` and
+    ``Y = outcome_counts(y, ...)``, through one ahead-of-time program."""
+    if not aot_enabled():
+        Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
+        Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+        return pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells))
+    lay = (None, None, 0) if layout is None else (layout.slot_row, layout.block_cell,
+                                                   layout.group)
+    return _CELLS(p, y, problem, basis, *lay, cell_bucket(problem.num_cells))
+
+
+def _row_mask(problem, mask, listed):
+    return (_ROW_MASK if aot_enabled() else row_mask)(problem, mask, listed)
+
+
+def _default_key(key, num_samples, num_replicates):
+    """``key=None`` without replicates: ``jax.random.key(0)`` built from its key data (no
+    compiled program; only for the default threefry implementation, else ``None`` as given)."""
+    def zero(x):
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x == 0
+
+    if key is not None or not zero(num_samples) or not (num_replicates is None
+                                                          or zero(num_replicates)):
+        return key  # anything else is checked (and refused) by check_random_options
+    if jax.config.jax_default_prng_impl != "threefry2x32":
+        return None
+    return jax.random.wrap_key_data(np.zeros(2, np.uint32), impl="threefry2x32")
 
 
 def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
     """``(problem, Phi, Y, basis)`` with cells padded to a :func:`cell_bucket` size."""
     problem, Phi, Y, basis = _unpadded(enc, y, p, kind, direction, q_bounds)
     return (*pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells)), basis)
+
+
+# ---------------------------------------------------------------------------------------------
+# The top-level search: one ahead-of-time program per shape (first calls in new processes)
+
+
+def _search_program(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, greedy):
+    return scan_arrays(key, cells, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
+                       max_steps=max_steps, greedy=greedy)
+
+
+# The same program as ``scan_arrays`` runs at the top level (small tables: the fast-compiling
+# options), with its compiled executable kept on disk: a new process loads it instead of tracing
+# and lowering the search again (~1-2 s on CPU; see ``ofijax._jaxcache.aot_jit``).
+_SEARCH = aot_jit(_search_program, name="ofijax.scan.search", static_argnums=(6, 7, 8))
+_SEARCH_SMALL = aot_jit(_search_program, name="ofijax.scan.search_small",
+                        static_argnums=(6, 7, 8), compiler_options=compiler_options())
+_SEARCHED: set = set()  # shapes searched in this process (for the progress notice only)
+
+
+def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, greedy=True):
+    """:func:`scan_arrays` on a padded problem, through the ahead-of-time programs."""
+    m = problem.cell_codes.shape[1]
+    max_steps = default_max_steps(m) if max_steps is None else int(max_steps)
+    # the search sees only cell arrays, so its program is shared by all row counts
+    cells = dataclasses.replace(problem, row_cell=np.zeros(0, np.int32))
+    c, k = Phi.shape
+    shape = (c, k, m, problem.v_max, basis.kind, num_restarts, max_steps, bool(greedy))
+    msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else
+           f"scan: compiling the search for {c:,} cells × {m} attributes × {k} features (once "
+           "per shape; the executable is kept on disk for later processes)")
+    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0, tests): the plain call
+        return scan_arrays(key, problem, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
+                           max_steps=max_steps, greedy=greedy)
+    fn = _SEARCH_SMALL if c <= SMALL_CELLS else _SEARCH
+    with Notice(msg):
+        out = fn(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy))
+        jax.block_until_ready(out)
+    _SEARCHED.add(shape)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,13 +392,14 @@ def bias_scan(
     _check_bias_choices(direction, basis, search)
     opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
                               max_steps=max_steps, top_k=top_k)
-    rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,
+    rnd = check_random_options(key=_default_key(key, num_samples, num_replicates),
+                               num_samples=num_samples, num_replicates=num_replicates,
                                null=null, replicate_chunk=replicate_chunk)
     enc, y, p = _prepare(data, observations, expectations, value_labels, bins, max_values)
     n = enc.codes.shape[0]
     common = dict(direction=direction, q_bounds=opts.q_bounds)
     with jax.enable_x64(True):
-        problem, Phi, Y, b = _unpadded(enc, y, p, basis, direction, opts.q_bounds)
+        problem, b, layout = _problem_basis(enc, p, basis, direction, opts.q_bounds)
         n_values = np.asarray(problem.n_values)
         if search == "auto":
             search = ("exhaustive" if exhaustive_feasible(n_values, problem.num_cells,
@@ -310,10 +412,11 @@ def bias_scan(
                 "search='coordinate_ascent' (or 'auto'), or bin / group values."
             )
         if search == "coordinate_ascent" and opts.top_k is None:
-            padded, Phi_p, Y_p = pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells))
-            raw = scan_arrays(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
-                              num_restarts=opts.num_restarts, max_steps=opts.max_steps)
-            rows = np.asarray(row_mask(padded, raw.mask, raw.listed))
+            # the first-call path: three ahead-of-time programs (cells, search, rows)
+            padded, Phi_p, Y_p = _padded_cells(problem, b, layout, y, p)
+            raw = _search(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
+                          num_restarts=opts.num_restarts, max_steps=opts.max_steps)
+            rows = np.asarray(_row_mask(padded, raw.mask, raw.listed))
             res = _bias_result(enc, rows, np.asarray(raw.mask), np.asarray(raw.listed), raw.score,
                                raw.log_q, raw.converged, y, p, search=search, **common)
             if rnd.num_samples:
@@ -326,7 +429,8 @@ def bias_scan(
                                    raw.score, raw.log_q, raw.converged, y, p, search=search,
                                    p_val=rt.p_value, null=rt.null_scores, warn=False, **common)
             return res
-        # exhaustive search and/or top-k: the k-step driver (k = 1 without top_k)
+        # exhaustive search and/or top-k: the k-step driver (k = 1 without top_k), which builds
+        # its own per-row data (no cell features needed here)
         data_p = pad_problem(problem, y, p)
         enum, spec_kw = None, {}
         if search == "exhaustive":
