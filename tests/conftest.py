@@ -4,13 +4,31 @@ Environment: tests run on CPU and quietly; helpers force several host devices in
 """
 
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("OFIJAX_PROGRESS", "0")
-os.environ.setdefault("OFIJAX_CACHE", "0")  # no persistent compilation cache in tests
+
+# One persistent compilation cache per test session, in a fresh temporary folder (never the user's
+# ~/.cache): the controller creates it before the xdist workers start, so both workers and every
+# subprocess they launch (CLI, notebooks, gpu_check, jax.distributed workers) inherit
+# OFIJAX_CACHE_DIR and load a program another process already compiled instead of compiling it
+# again. A cached program is the executable XLA would build (tests/test_jaxcache.py checks that
+# results do not depend on the cache), and the folder starts empty, so a run never depends on an
+# earlier one. OFIJAX_CACHE=0 (or an OFIJAX_CACHE_DIR of your own) set outside still wins.
+_SESSION_CACHE = None
+if "PYTEST_XDIST_WORKER" not in os.environ and not os.environ.get("OFIJAX_CACHE_DIR"):
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="ofijax-test-jax-cache-")
+    os.environ["OFIJAX_CACHE_DIR"] = _SESSION_CACHE
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
+
+
+def pytest_unconfigure(config):
+    if _SESSION_CACHE is not None:  # the process that made it (the controller under xdist)
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture
