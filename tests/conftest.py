@@ -77,3 +77,35 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# ---- xdist scheduling (pyproject: --dist loadfile --no-loadscope-reorder): each file runs on one
+# worker, so its tests share the programs they compile (module data and shapes are chosen for
+# that), and files start longest first so that no long file is left for the end on one worker.
+# Rough seconds of each file under `pytest -n 2` (a full run's --durations); unlisted files are
+# short and keep their collection order after these.
+_FILE_SECONDS = {
+    "tests/test_stats.py": 250,
+    "tests/test_ijdi_randomization.py": 200,
+    "tests/test_gpu_check.py": 110,
+    "tests/test_notebooks.py": 110,
+    "tests/test_ijdi.py": 100,
+    "tests/test_cli.py": 80,
+    "tests/test_readme.py": 66,
+    "tests/test_diff_experiment.py": 56,
+    "tests/test_robustness_scan.py": 50,
+    "tests/test_scan_engine.py": 40,
+    "tests/test_jaxcache.py": 30,
+    "tests/test_ijdi_restarts.py": 26,
+    "tests/test_input_types.py": 24,
+    "ofijax/scan/_ijdi.py": 21,
+    "tests/test_ijdi_compas.py": 17,
+    "tests/test_ijdi_experiments.py": 15,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    def seconds(item):
+        return _FILE_SECONDS.get(item.nodeid.split("::", 1)[0], 0)
+
+    items[:] = sorted(items, key=lambda item: -seconds(item))  # stable: file order kept within

@@ -297,5 +297,6 @@ def test_replicates_report_progress(monkeypatch):
 
     monkeypatch.setattr(_randomization, "Progress", Recorder)
     yhat = (np.random.default_rng(0).uniform(size=N) < 0.3).astype(int)
-    fpr_scan(DF, NEG, yhat, num_samples=5, key=0, replicate_chunk=2, beneficial_label=0)
-    assert seen == [[5, "randomization test", 5, True]]
+    # two chunks of 9: the program of the permutation tests above (compiled once per worker)
+    fpr_scan(DF, NEG, yhat, num_samples=18, key=0, replicate_chunk=9, null="permutation")
+    assert seen == [[18, "randomization test", 18, True]]
