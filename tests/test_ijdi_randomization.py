@@ -140,7 +140,7 @@ def test_planted_effect_gives_minimal_pvalue():
     rate = np.where(planted, 0.9, 0.2)
     yhat = (rng.uniform(size=N) < rate).astype(int)
     R = 9
-    res = ijdi_scan(DF, NEG, yhat, p, lam=0.5, num_samples=R, key=0)
+    res = ijdi_scan(DF, NEG, yhat, p, lam=0.5, num_samples=R, key=0, num_restarts=10)
     assert res.subset == {"a": (1,), "c": (0,)}
     assert res.p_value == pytest.approx(1 / (R + 1)) and res.null_scores.max() < res.score
     # FPR-Scan, permutation null (the rate code path)
