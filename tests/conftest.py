@@ -82,25 +82,32 @@ def spark():
 # ---- xdist scheduling (pyproject: --dist loadfile --no-loadscope-reorder): each file runs on one
 # worker, so its tests share the programs they compile (module data and shapes are chosen for
 # that), and files start longest first so that no long file is left for the end on one worker.
-# Rough seconds of each file under `pytest -n 2` (a full run's --durations); unlisted files are
-# short and keep their collection order after these.
+# Seconds of each file in a full `pytest -n 2 --durations=0` run (2 cores shared with other jobs,
+# load average 6-10, so about 3x a quiet machine; only the order matters); unlisted files are
+# shorter and keep their collection order after these.
 _FILE_SECONDS = {
-    "tests/test_stats.py": 250,
-    "tests/test_ijdi_randomization.py": 200,
-    "tests/test_gpu_check.py": 110,
-    "tests/test_notebooks.py": 110,
-    "tests/test_ijdi.py": 100,
-    "tests/test_cli.py": 80,
-    "tests/test_readme.py": 66,
-    "tests/test_diff_experiment.py": 56,
-    "tests/test_robustness_scan.py": 50,
-    "tests/test_scan_engine.py": 40,
-    "tests/test_jaxcache.py": 30,
-    "tests/test_ijdi_restarts.py": 26,
-    "tests/test_input_types.py": 24,
-    "ofijax/scan/_ijdi.py": 21,
-    "tests/test_ijdi_compas.py": 17,
-    "tests/test_ijdi_experiments.py": 15,
+    "tests/test_ijdi_randomization.py": 755,
+    "tests/test_stats.py": 739,
+    "tests/test_gpu_check.py": 362,
+    "tests/test_notebooks.py": 231,
+    "tests/test_cli.py": 206,
+    "tests/test_ijdi.py": 193,
+    "tests/test_scan_engine.py": 168,
+    "tests/test_readme.py": 156,
+    "tests/test_diff_experiment.py": 145,
+    "tests/test_robustness_scan.py": 135,
+    "tests/test_distributions_montecarlo.py": 106,
+    "tests/test_diff.py": 91,
+    "tests/test_distributions_sampling.py": 90,
+    "tests/test_input_types.py": 77,
+    "tests/test_audit_frame.py": 72,
+    "tests/test_distributions.py": 67,
+    "tests/test_jaxcache.py": 62,
+    "tests/test_ofi_experiments.py": 61,
+    "ofijax/scan/_ijdi.py": 58,
+    "tests/test_robustness_distributions.py": 48,
+    "tests/test_ijdi_experiments.py": 48,
+    "tests/test_audit_significance.py": 45,
 }
 
 
