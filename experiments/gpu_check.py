@@ -67,10 +67,10 @@ QUICK = {
     "montecarlo": dict(num=10**6, n=100, chunk=1 << 16),
     "bias_rows": dict(n=20_000, m=4, v=5),
     "bias_wide": dict(n=5_000, m=4, v=5),
-    "fpr_randomization": dict(n=2_000, m=4, v=5, reps=16),
-    "bias_randomization": dict(n=2_000, m=4, v=5, reps=16),
-    "ijdi_randomization": dict(reps=8),
-    "batch_audit": dict(n=20_000, thresholds=50),
+    "fpr_randomization": dict(n=2_000, m=4, v=5, reps=4),
+    "bias_randomization": dict(n=2_000, m=4, v=5, reps=4),
+    "ijdi_randomization": dict(reps=2),
+    "batch_audit": dict(n=20_000, thresholds=20),
 }
 
 

@@ -4,13 +4,31 @@ Environment: tests run on CPU and quietly; helpers force several host devices in
 """
 
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("OFIJAX_PROGRESS", "0")
-os.environ.setdefault("OFIJAX_CACHE", "0")  # no persistent compilation cache in tests
+
+# One persistent compilation cache per test session, in a fresh temporary folder (never the user's
+# ~/.cache): the controller creates it before the xdist workers start, so both workers and every
+# subprocess they launch (CLI, notebooks, gpu_check, jax.distributed workers) inherit
+# OFIJAX_CACHE_DIR and load a program another process already compiled instead of compiling it
+# again. A cached program is the executable XLA would build (tests/test_jaxcache.py checks that
+# results do not depend on the cache), and the folder starts empty, so a run never depends on an
+# earlier one. OFIJAX_CACHE=0 (or an OFIJAX_CACHE_DIR of your own) set outside still wins.
+_SESSION_CACHE = None
+if "PYTEST_XDIST_WORKER" not in os.environ and not os.environ.get("OFIJAX_CACHE_DIR"):
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="ofijax-test-jax-cache-")
+    os.environ["OFIJAX_CACHE_DIR"] = _SESSION_CACHE
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
+
+
+def pytest_unconfigure(config):
+    if _SESSION_CACHE is not None:  # the process that made it (the controller under xdist)
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture
@@ -59,3 +77,42 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# ---- xdist scheduling (pyproject: --dist loadfile --no-loadscope-reorder): each file runs on one
+# worker, so its tests share the programs they compile (module data and shapes are chosen for
+# that), and files start longest first so that no long file is left for the end on one worker.
+# Seconds of each file in a full `pytest -n 2 --durations=0` run (2 cores shared with other jobs,
+# load average 6-10, so about 3x a quiet machine; only the order matters); unlisted files are
+# shorter and keep their collection order after these.
+_FILE_SECONDS = {
+    "tests/test_ijdi_randomization.py": 755,
+    "tests/test_stats.py": 739,
+    "tests/test_gpu_check.py": 362,
+    "tests/test_notebooks.py": 231,
+    "tests/test_cli.py": 206,
+    "tests/test_ijdi.py": 193,
+    "tests/test_scan_engine.py": 168,
+    "tests/test_readme.py": 156,
+    "tests/test_diff_experiment.py": 145,
+    "tests/test_robustness_scan.py": 135,
+    "tests/test_distributions_montecarlo.py": 106,
+    "tests/test_diff.py": 91,
+    "tests/test_distributions_sampling.py": 90,
+    "tests/test_input_types.py": 77,
+    "tests/test_audit_frame.py": 72,
+    "tests/test_distributions.py": 67,
+    "tests/test_jaxcache.py": 62,
+    "tests/test_ofi_experiments.py": 61,
+    "ofijax/scan/_ijdi.py": 58,
+    "tests/test_robustness_distributions.py": 48,
+    "tests/test_ijdi_experiments.py": 48,
+    "tests/test_audit_significance.py": 45,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    def seconds(item):
+        return _FILE_SECONDS.get(item.nodeid.split("::", 1)[0], 0)
+
+    items[:] = sorted(items, key=lambda item: -seconds(item))  # stable: file order kept within

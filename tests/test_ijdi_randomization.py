@@ -140,7 +140,7 @@ def test_planted_effect_gives_minimal_pvalue():
     rate = np.where(planted, 0.9, 0.2)
     yhat = (rng.uniform(size=N) < rate).astype(int)
     R = 9
-    res = ijdi_scan(DF, NEG, yhat, p, lam=0.5, num_samples=R, key=0)
+    res = ijdi_scan(DF, NEG, yhat, p, lam=0.5, num_samples=R, key=0, num_restarts=10)
     assert res.subset == {"a": (1,), "c": (0,)}
     assert res.p_value == pytest.approx(1 / (R + 1)) and res.null_scores.max() < res.score
     # FPR-Scan, permutation null (the rate code path)
@@ -304,5 +304,6 @@ def test_replicates_report_progress(monkeypatch):
 
     monkeypatch.setattr(_randomization, "Progress", Recorder)
     yhat = (np.random.default_rng(0).uniform(size=N) < 0.3).astype(int)
-    fpr_scan(DF, NEG, yhat, num_samples=5, key=0, replicate_chunk=2, beneficial_label=0)
-    assert seen == [[5, "randomization test", 5, True]]
+    # two chunks of 9: the program of the permutation tests above (compiled once per worker)
+    fpr_scan(DF, NEG, yhat, num_samples=18, key=0, replicate_chunk=9, null="permutation")
+    assert seen == [[18, "randomization test", 18, True]]

@@ -380,11 +380,12 @@ def distributed_runs():
                                str(port)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
              for i in range(2)]
+    assert len(jax.local_devices()) == 1  # the reference runs blocks of the same shape
+    ref = _dist_worker.run()  # while the two workers start up and wait on each other
     outs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
     res = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
-    assert len(jax.local_devices()) == 1  # the reference runs blocks of the same shape
-    return res, _dist_worker.run()
+    return res, ref
 
 
 def test_replicates_under_jax_distributed_equal_one_process(distributed_runs):
