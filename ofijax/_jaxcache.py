@@ -25,7 +25,8 @@ bit for bit. A file that cannot be read (or written) is ignored: the call then r
 ``jax.jit``. Like JAX's own cache, the folder must be trusted: loading an executable runs its code.
 Kept executables are compiled afresh (bypassing JAX's cache, see ``_fresh_compile``); files of
 other ofijax sources or JAX versions are never read again and not removed (delete the folder to
-reclaim the space; ~1 MB per scan shape).
+reclaim the space; ~1 MB per scan shape). An executable XLA refuses to serialize is not kept: a
+``<key>.skip`` marker sends that program through ``jax.jit`` and JAX's cache from then on.
 
 If the user already set ``jax_compilation_cache_dir`` (e.g. ``JAX_COMPILATION_CACHE_DIR``), that
 folder is kept. A cached program is the same executable XLA would build, so results do not depend
@@ -301,11 +302,24 @@ class AOTFunction:
             if fast is not None:
                 _LOADED[fast] = compiled
             return out
+        if os.path.exists(_skip_path(key)):  # not serializable: jax.jit and JAX's own cache
+            return self._plain(key, fast, args, kwargs)
         compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
-        _store(key, compiled)
+        if not _store(key, compiled):
+            _mark_unserializable(key)
+            return self._plain(key, fast, args, kwargs)
         _LOADED[key] = compiled
         if fast is not None:
             _LOADED[fast] = compiled
+        return compiled(*dynamic)
+
+    def _plain(self, key, fast, args, kwargs):
+        """The call through ``jax.jit`` (JAX's persistent cache), remembered for ``key``."""
+        compiled = self.jitted.lower(*args, **kwargs).compile()
+        _LOADED[key] = compiled
+        if fast is not None:
+            _LOADED[fast] = compiled
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         return compiled(*dynamic)
 
 
@@ -380,19 +394,37 @@ def _load(key: str):
         return None
 
 
-def _store(key: str, compiled) -> None:
-    """Write ``compiled`` under ``key`` atomically; failures are ignored (the call still runs)."""
+def _skip_path(key: str) -> str:
+    return os.path.join(_ENABLED_DIR or "", "ofijax-aot", f"{key}.skip")
+
+
+def _mark_unserializable(key: str) -> None:
+    """An empty ``<key>.skip`` file: later processes call this program through ``jax.jit``."""
+    try:
+        os.makedirs(os.path.dirname(_skip_path(key)), exist_ok=True)
+        open(_skip_path(key), "wb").close()
+    except OSError:
+        pass
+
+
+def _store(key: str, compiled) -> bool:
+    """Write ``compiled`` under ``key`` atomically. False when the executable cannot be
+    serialized (XLA:CPU refuses some, e.g. "`LessThan` is not serializable", seen when the same
+    program was compiled before in the process); an unwritable folder is ignored (True)."""
     try:
         from jax.experimental.serialize_executable import serialize
 
         payload, in_tree, out_tree = serialize(compiled)
         data = pickle.dumps((_AOT_FORMAT, key, payload, in_tree, out_tree),
                             protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # serialization unsupported (this executable, some backends)
+        return False
+    try:
         folder = os.path.dirname(_aot_path(key))
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    except Exception:  # serialization unsupported (some backends), read-only folder
-        return
+    except OSError:  # read-only folder
+        return True
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -402,6 +434,7 @@ def _store(key: str, compiled) -> None:
             os.remove(tmp)
         except OSError:
             pass
+    return True
 
 
 enable()

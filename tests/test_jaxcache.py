@@ -142,7 +142,8 @@ def test_bias_scan_same_with_and_without_aot_executables(monkeypatch, tmp_path):
     p = rng.uniform(0.1, 0.9, 300)
     y = (rng.uniform(size=300) < np.where(df["a"] == 1, 0.9, p)).astype(int)
     kw = dict(penalty=0.01, num_restarts=2, search="coordinate_ascent")
-    plain = bias_scan(df, y, p, **kw)  # OFIJAX_CACHE=0 in tests: no executables kept
+    monkeypatch.setenv("OFIJAX_AOT", "0")
+    plain = bias_scan(df, y, p, **kw)  # the plain jitted path
     jc = _aot_on(monkeypatch, tmp_path)
     compiled = bias_scan(df, y, p, **kw)
     assert len(list((tmp_path / "ofijax-aot").glob("*.aot"))) == 3  # cells, search, row mask
@@ -173,3 +174,24 @@ def test_aot_executable_failing_on_its_first_run_is_discarded(monkeypatch, tmp_p
     monkeypatch.setattr(jc, "_load", lambda key: broken)
     assert np.array_equal(np.asarray(f(x)), ref)
     assert not path.exists() and jc._LOADED == {}
+
+
+def test_unserializable_executable_runs_through_jit_and_is_marked(monkeypatch, tmp_path):
+    """An executable that cannot be serialized is not kept: the call runs through jax.jit (so
+    JAX's persistent cache serves later processes), and a ``.skip`` marker sends later calls
+    there directly, without compiling it twice."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    f = jc.aot_jit(lambda x: jnp.tanh(x) * 2.0, name="test.unserializable")
+    x = np.arange(4.0, dtype=np.float32)
+    ref = np.tanh(x) * 2.0
+    monkeypatch.setattr(jc, "_store", lambda key, compiled: False)
+    assert np.allclose(np.asarray(f(x)), ref)
+    assert not list((tmp_path / "ofijax-aot").glob("*.aot"))
+    (marker,) = (tmp_path / "ofijax-aot").glob("*.skip")
+    jc._LOADED.clear()
+    compiles = []
+    monkeypatch.setattr(jc, "_fresh_compile", lambda lowered: compiles.append(1))
+    assert np.allclose(np.asarray(f(x)), ref) and not compiles
