@@ -229,20 +229,27 @@ class AOTFunction:
                               compiler_options=self.compiler_options or None)
         functools.update_wrapper(self, fun)
 
+    def _split(self, args: tuple, kwargs: Mapping[str, Any]):
+        """``(static arguments, dynamic leaves, their tree)``; None if a leaf is a tracer."""
+        import jax
+
+        static = (tuple(args[i] for i in self.static_argnums), tuple(sorted(kwargs.items())))
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        leaves, tree = jax.tree_util.tree_flatten(dynamic)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return None
+        return static, leaves, tree
+
     def key(self, args: tuple, kwargs: Mapping[str, Any] | None = None) -> str | None:
         """The executable's key for ``args`` and static keyword arguments ``kwargs`` (None: some
         argument is a tracer)."""
         import jax
 
-        static = (tuple(args[i] for i in self.static_argnums),
-                  tuple(sorted((kwargs or {}).items())))
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        leaves, tree = jax.tree_util.tree_flatten(dynamic)
-        avals = []
-        for leaf in leaves:
-            if isinstance(leaf, jax.core.Tracer):
-                return None
-            avals.append(str(jax.typeof(leaf)))
+        split = self._split(args, kwargs or {})
+        if split is None:
+            return None
+        static, leaves, tree = split
+        avals = [str(jax.typeof(leaf)) for leaf in leaves]
         text = repr((_AOT_FORMAT, self.name, _source_digest(), _environment_key(),
                      sorted(self.compiler_options.items()), static, str(tree), avals))
         return hashlib.sha256(text.encode()).hexdigest()
@@ -254,15 +261,12 @@ class AOTFunction:
         be formed (then the full key is used)."""
         import jax
 
-        if _trace_context is None:
+        split = None if _trace_context is None else self._split(args, kwargs)
+        if split is None:
             return None
-        static = (tuple(args[i] for i in self.static_argnums), tuple(sorted(kwargs.items())))
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        leaves, tree = jax.tree_util.tree_flatten(dynamic)
+        static, leaves, tree = split
         sig = []
         for leaf in leaves:
-            if isinstance(leaf, jax.core.Tracer):
-                return None
             if isinstance(leaf, (np.ndarray, jax.Array)):
                 sig.append((leaf.shape, leaf.dtype, getattr(leaf, "weak_type", False)))
             else:
