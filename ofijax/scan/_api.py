@@ -114,16 +114,18 @@ def _problem_basis(enc: Encoded, p, kind, direction, q_bounds):
 
 def _unpadded(enc: Encoded, y, p, kind, direction, q_bounds):
     problem, basis, layout = _problem_basis(enc, p, kind, direction, q_bounds)
+    return (problem, *_features_counts(problem, basis, layout, y, p), basis)
+
+
+def _features_counts(problem, basis, layout, y, p):
+    """The cell features ``Phi`` and outcome counts ``Y`` of the rows."""
     Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
-    Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
-    return problem, Phi, Y, basis
+    return Phi, outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
 
 
 def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells):
     layout = None if slot_row is None else RowLayout(slot_row, block_cell, group)
-    Phi = features(p, problem.row_cell, problem.num_cells, basis, layout)
-    Y = outcome_counts(y, problem.row_cell, problem.num_cells)
-    return pad_cells(problem, Phi, Y, num_cells)
+    return pad_cells(problem, *_features_counts(problem, basis, layout, y, p), num_cells)
 
 
 # Features, outcome counts and padding as one program (their jitted functions, called inside it),
@@ -136,9 +138,8 @@ def _padded_cells(problem, basis, layout, y, p):
     """``pad_cells(problem, Phi, Y, cell_bucket(C))`` with ``Phi = features(p, ...)`` and
     ``Y = outcome_counts(y, ...)``, through one ahead-of-time program."""
     if not aot_enabled():
-        Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout)
-        Y = outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
-        return pad_cells(problem, Phi, Y, cell_bucket(problem.num_cells))
+        return pad_cells(problem, *_features_counts(problem, basis, layout, y, p),
+                         cell_bucket(problem.num_cells))
     lay = (None, None, 0) if layout is None else (layout.slot_row, layout.block_cell,
                                                    layout.group)
     return _CELLS(p, y, problem, basis, *lay, cell_bucket(problem.num_cells))
@@ -190,6 +191,9 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     """:func:`scan_arrays` on a padded problem, through the ahead-of-time programs."""
     m = problem.cell_codes.shape[1]
     max_steps = default_max_steps(m) if max_steps is None else int(max_steps)
+    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0): the plain call
+        return _search_program(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
+                               greedy)
     # the search sees only cell arrays, so its program is shared by all row counts
     cells = dataclasses.replace(problem, row_cell=np.zeros(0, np.int32))
     c, k = Phi.shape
@@ -197,9 +201,6 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else
            f"scan: compiling the search for {c:,} cells × {m} attributes × {k} features (once "
            "per shape; the executable is kept on disk for later processes)")
-    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0, tests): the plain call
-        return scan_arrays(key, problem, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
-                           max_steps=max_steps, greedy=greedy)
     fn = _SEARCH_SMALL if c <= SMALL_CELLS else _SEARCH
     with Notice(msg):
         out = fn(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy))
