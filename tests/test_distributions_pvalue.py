@@ -192,3 +192,20 @@ def test_saddlepoint_near_the_mean_regression():
     ex = D.ofi_pvalue_cms(ci, cj, method="exact")
     sa = D.ofi_pvalue_cms(ci, cj, method="saddlepoint")
     assert abs(math.expm1(float(sa.log_p_value - ex.log_p_value))) <= 1e-5
+
+
+@pytest.mark.parametrize("n,p", [(1, 0.5), (9, 0.3), (40, 1e-3), (25, 1.0), (30, 0.999)])
+def test_log_binomial_against_fractions(n, p):
+    """The one-sided branches (D = FP or D = -FN) use log Bin(k; n, p) from math.lgamma."""
+    from fractions import Fraction
+
+    got = P._log_binomial(n, p)
+    fp = Fraction(p)
+    for k in range(n + 1):
+        ref = math.comb(n, k) * fp**k * (1 - fp) ** (n - k)
+        if ref == 0:
+            assert got[k] == -np.inf
+        else:
+            assert got[k] == pytest.approx(math.log(ref) if ref > 1e-300 else
+                                           math.log(ref.numerator) - math.log(ref.denominator),
+                                           rel=1e-13, abs=1e-12)

@@ -173,10 +173,20 @@ def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
 
 
 def _log_binomial(n: int, p: float) -> np.ndarray:
+    """log Bin(k; n, p), k = 0..n (float64; ``p`` in (0, 1]: the callers route p = 0 elsewhere).
+
+    log C(n, k) from one table of ``math.lgamma(k + 1)`` (libm, ~1 ulp each; ~60 ns a term, so
+    no ``scipy.special`` import, ~0.4 s, on the audit path).
+    """
+    lf = np.array([math.lgamma(j + 1.0) for j in range(n + 1)])
     k = np.arange(n + 1, dtype=np.float64)
+    lc = lf[n] - lf - lf[::-1]
+    # k·log p and (n-k)·log(1-p), with 0·log 0 = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        lc = _sp.gammaln(n + 1.0) - _sp.gammaln(k + 1.0) - _sp.gammaln(n - k + 1.0)
-        return lc + _sp.xlogy(k, p) + _sp.xlog1py(n - k, -p)
+        kp = np.where(k > 0, k * math.log(p) if p > 0 else -np.inf, 0.0)
+        q = math.log1p(-p) if p < 1 else -math.inf
+        kq = np.where(k < n, (n - k) * q, 0.0)
+    return lc + kp + kq
 
 
 @lru_cache(maxsize=256)
