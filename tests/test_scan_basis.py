@@ -175,3 +175,46 @@ def test_reduced_rank_matches_full_basis(direction):
     g_full, _ = S.maximize(full, sets @ pf, sets @ Y)
     g_red, _ = S.maximize(red, sets @ pr, sets @ Y)
     np.testing.assert_allclose(np.asarray(g_red), np.asarray(g_full), rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind,direction", [("chebyshev", "positive"), ("exact", "negative")])
+def test_newton_solver_matches_fine_bisection(kind, direction, monkeypatch):
+    """The halvings + safeguarded Newton solver against 60 plain halvings (bracket ~1e-17):
+    maximiser, score and both crossings, with thresholds from 0 (a crossing at the bracket end
+    t = 0) up to just below the maximum (crossings next to t̂, where G is flat)."""
+    rng = np.random.default_rng(11)
+    n, ncell = 2000, 48
+    if kind == "exact":
+        pv = np.array([0.1, 0.35, 0.6, 0.9])
+        p = rng.choice(pv, n)
+        basis = B.make_basis("exact", direction=direction, p_values=pv)
+    else:
+        p = rng.uniform(0, 1, n) ** 2
+        basis = B.make_basis("chebyshev", direction=direction)
+    lift = 2.0 if direction == "positive" else 0.5
+    odds = p / (1 - p + 1e-300) * lift
+    y = (rng.uniform(size=n) < odds / (1 + odds)).astype(float)
+    cells = jnp.asarray(rng.integers(0, ncell, n).astype(np.int32))
+    phi_c = B.features(jnp.asarray(p), cells, ncell, basis)
+    y_c = jax.ops.segment_sum(jnp.asarray(y), cells, ncell)
+    sets = jnp.asarray(rng.uniform(size=(60, ncell)) < rng.uniform(0.02, 1, (60, 1)), jnp.float64)
+    phi, Y = sets @ phi_c, sets @ y_c
+
+    def solve(c):
+        g, t = S.maximize(basis, phi, Y)
+        lo, hi = S.crossings(basis, phi, Y, t, c)
+        return [np.asarray(a) for a in (g, t, lo, hi)]
+
+    g_ref, _ = S.maximize(basis, phi, Y)
+    for c in [0.0, float(np.quantile(np.asarray(g_ref), 0.5)), float(np.max(g_ref)) * 0.999]:
+        new = solve(c)
+        monkeypatch.setattr(S, "NEWTON", False)
+        monkeypatch.setattr(S, "N_ITER", 60)
+        ref = solve(c)
+        monkeypatch.setattr(S, "NEWTON", True)
+        ok = ref[0] > c
+        assert ok.sum() >= 1
+        np.testing.assert_allclose(new[0], ref[0], rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(new[1], ref[1], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(new[2][ok], ref[2][ok], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(new[3][ok], ref[3][ok], rtol=0, atol=1e-10)
