@@ -22,8 +22,9 @@ and fall back to its midpoint whenever a step would leave it.
   the crossing lies close to ``t̂`` (where Newton on ``G - c`` would not); ``w' = -G'(t) / (2
   sqrt(G(t̂) - G(t)))``.
 
-Each Newton step evaluates the series and its derivative (one fused Clenshaw recurrence, ~2× a
-bisection point), so a solve costs ≈ 8 + 2·4 = 16 evaluations instead of the 40 of the former
+Each Newton step evaluates the series and its derivative (a T and a U series stacked into one
+Clenshaw recurrence, ~2× a bisection point; for the maximiser on the derivative's coefficients
+``c' = c·D``, computed once per solve), so a solve costs ≈ 8 + 2·4 = 16 evaluations instead of the 40 of the former
 pure bisection (kept behind :data:`NEWTON` = False: 40 halvings, bracket ~1.3e-11 in t). Both reach
 far inside the 1e-6 asked for; the score at the maximum is off by O(n·1e-22) since G is flat
 there. The exact basis with a single p uses the closed form ``e^t = Y(1-p) / (p(n-Y))`` for the
@@ -35,9 +36,11 @@ equal to the direct sum to ~1e-15 relative).
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._basis import Basis, basis_eval
 
@@ -88,7 +91,9 @@ def _newton(f_df, right_of, lo, hi, t0, n_iter):
     shrinks the bracket to the side of ``t`` holding the root, then takes the Newton point if it
     is inside the bracket; a point beyond an end (an overshoot: the root lies near that end) is
     moved to ``1/256`` of the bracket inside it, so a root at or next to an end is still reached
-    (the bracket then shrinks 256-fold a step); a non-finite step takes the midpoint. Returns the
+    (the bracket then shrinks 256-fold a step), or onto the end itself when it is beyond it by
+    less than that (a rounding-size step at convergence: the sign test and the step can see
+    the function's value rounded differently); a non-finite step takes the midpoint. Returns the
     last point.
     """
 
@@ -100,7 +105,10 @@ def _newton(f_df, right_of, lo, hi, t0, n_iter):
         hi = jnp.where(r, hi, t)
         tn = t - f / jnp.where(df != 0, df, 1.0)
         inner = (hi - lo) * (1.0 / 256.0)
-        tc = jnp.where(tn < lo, lo + inner, jnp.where(tn > hi, hi - inner, tn))
+        # beyond an end by less than `inner` (e.g. a rounding step at convergence): that end
+        low = jnp.where(lo - tn < inner, lo, lo + inner)
+        high = jnp.where(tn - hi < inner, hi, hi - inner)
+        tc = jnp.where(tn < lo, low, jnp.where(tn > hi, high, tn))
         ok = (df != 0) & jnp.isfinite(tn)
         return lo, hi, jnp.where(ok, tc, 0.5 * (lo + hi))
 
@@ -149,29 +157,54 @@ def _clenshaw(basis: Basis, prep, t):
     return c0 + x * b1 - b2  # T series
 
 
-def _clenshaw2(basis: Basis, prep, t):
-    """The series of ``prep`` and its t-derivative at ``t`` by one fused recurrence (b_j and
-    db_j/dx): ``(F(t), F'(t))`` for the T series, ``(F'(t), F''(t))`` for the U series."""
-    c0, rest, derivative = prep
+@functools.lru_cache(maxsize=8)
+def _deriv_matrix(k: int) -> np.ndarray:
+    """(K, K) map D from Chebyshev coefficients of f to those of df/dx: ``c' = c @ D``,
+    ``c'_i = (2 / (1 + δ_i0)) Σ_{j > i, j - i odd} j c_j``."""
+    d = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k, 2):
+            d[j, i] = (1.0 if i == 0 else 2.0) * j
+    return d
+
+
+def _pair_prep(basis: Basis, phi_s, derivative: bool):
+    """Coefficients for :func:`_pair_eval`: a T series and a U series stacked on a new axis 0,
+    moved behind the recurrence axis. ``derivative=False``: F (T series of c) and F' (U series of
+    (j+1) c_{j+1}); True: F' (T series of c' = c D) and F'' (U series of (j+1) c'_{j+1})."""
+    k = phi_s.shape[-1]
+    a = phi_s @ jnp.asarray(_deriv_matrix(k), phi_s.dtype) if derivative else phi_s
+    u = a[..., 1:] * jnp.arange(1, k, dtype=a.dtype)  # U-series coefficients, K - 1 of them
+    u = jnp.concatenate([u, jnp.zeros_like(u[..., :1])], axis=-1)  # padded to K
+    c = jnp.moveaxis(jnp.stack([a, u]), -1, 0)  # (K, 2, ...)
+    return c[0], c[:0:-1]
+
+
+def _pair_eval(basis: Basis, prep, t):
+    """Both series of ``prep`` at ``t`` by one Clenshaw recurrence on the stacked coefficients
+    (the cost of one 2-term recurrence on twice the batch), each divided by the interval map's
+    ``(dx/dt)^{-order}``: ``(F(t), F'(t))`` or ``(F'(t), F''(t))``."""
+    c0, rest = prep
     half = 0.5 * (basis.t_hi - basis.t_lo)
     mid = 0.5 * (basis.t_hi + basis.t_lo)
     x = jnp.clip((t - mid) / half, -1.0, 1.0)
     z = jnp.zeros(jnp.broadcast_shapes(c0.shape, x.shape), x.dtype)
 
     def step(carry, ck):
-        b1, b2, d1, d2 = carry
-        return (ck + 2.0 * x * b1 - b2, b1, 2.0 * b1 + 2.0 * x * d1 - d2, d1), None
+        b1, b2 = carry
+        return (ck + 2.0 * x * b1 - b2, b1), None
 
-    (b1, b2, d1, d2), _ = jax.lax.scan(step, (z, z, z, z), rest)
-    if derivative:  # U series: s = b_0, ds/dx = db_0
-        return (c0 + 2.0 * x * b1 - b2) / half, (2.0 * b1 + 2.0 * x * d1 - d2) / (half * half)
-    return c0 + x * b1 - b2, (b1 + x * d1 - d2) / half  # T series
+    (b1, b2), _ = jax.lax.scan(step, (z, z), rest)
+    return c0[0] + x * b1[0] - b2[0], (c0[1] + 2.0 * x * b1[1] - b2[1]) / half
 
 
 def _with_derivative(basis: Basis, phi_s, prep, t, derivative: bool):
-    """``(F(t), F'(t))`` (``derivative=False``) or ``(F'(t), F''(t))`` (True), batched."""
+    """``(F(t), F'(t))`` (``derivative=False``) or ``(F'(t), F''(t))`` (True), batched; ``prep``
+    is :func:`_pair_prep` of ``phi_s`` (Chebyshev basis)."""
     if basis.kind == "chebyshev" and basis.proj is None:
-        return _clenshaw2(basis, prep, t)
+        half = 0.5 * (basis.t_hi - basis.t_lo)
+        v, dv = _pair_eval(basis, prep, t)
+        return (v / half, dv / half) if derivative else (v, dv)
     f, df = basis_eval(basis, t)
     if not derivative:
         return jnp.sum(phi_s * f, axis=-1), jnp.sum(phi_s * df, axis=-1)
@@ -206,6 +239,13 @@ def _prep(basis: Basis, phi_s, derivative: bool):
     return None
 
 
+def _newton_prep(basis: Basis, phi_s, derivative: bool):
+    """:func:`_pair_prep` for the Chebyshev basis, None otherwise."""
+    if basis.kind == "chebyshev" and basis.proj is None:
+        return _pair_prep(basis, phi_s, derivative)
+    return None
+
+
 def maximize(
     basis: Basis, phi_s: jax.Array, y_s: jax.Array, ends=None
 ) -> tuple[jax.Array, jax.Array]:
@@ -231,7 +271,7 @@ def maximize(
         )
         t = 0.5 * (lo + hi)
         if NEWTON:
-            n_prep = _prep(basis, phi_s, True)
+            n_prep = _newton_prep(basis, phi_s, True)
 
             def slope(t):  # s(t) = Y - F'(t), s'(t) = -F''(t)
                 d1, d2 = _with_derivative(basis, phi_s, n_prep, t, True)
@@ -276,7 +316,7 @@ def crossings(
     root = 0.5 * (lo + hi)
     if NEWTON:
         ph1, yy1, left1 = ph[..., 0, :], yy[..., 0], left[..., 0]
-        n_prep = _prep(basis, ph1, False)
+        n_prep = _newton_prep(basis, ph1, False)
         g_hat = value_at(basis, phi_s, y_s, t_hat)
         s_gap = jnp.sqrt(jnp.maximum(g_hat - c, 0.0))
 
