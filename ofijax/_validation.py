@@ -97,6 +97,8 @@ def check_binary(x: Any, name: str) -> np.ndarray:
             f"{name}: must be binary 0/1 (1 = the beneficial outcome); saw values {_preview(seen)}. "
             "Map the labels to 0/1 first."
         )
+    if arr.size == 0 or np.all((arr == 0) | (arr == 1)):  # one pass; np.unique sorts
+        return arr.astype(np.int8)
     seen = np.unique(arr)
     if not np.all(np.isin(seen, [0, 1])):
         raise ValueError(

@@ -156,3 +156,34 @@ def test_wrong_types_raise_typeerror_naming_the_argument(rows):
         scan.estimate_true_probabilities(pa.schema([("a", pa.int8())]), y)
     with pytest.raises(TypeError, match=r"^y_true: a polars LazyFrame"):
         ofijax.audit_batch(lazy, yhat[None], sensitive_features=df)
+
+
+@pytest.mark.parametrize("values", [
+    np.array([3, 1, 1, 7, 3], np.int64), np.array([-128, 127, 0, -128], np.int8),
+    np.array([250, 255, 250], np.uint8), np.array([True, False, True]),
+    np.array([0, 2**20, 5]),  # range too wide for the counting pass: pandas path
+    np.array([2**64 - 1, 3], np.uint64),
+])
+def test_integer_column_codes_match_sorted_factorize(values):
+    """The counting-pass encoder for integer columns gives pd.factorize(sort=True)'s codes and
+    labels (dtype included), and the scans' encoding of a frame uses them."""
+    from ofijax.scan import _encode
+
+    col = pd.Series(values)
+    ref_codes, ref_labels = pd.factorize(col, sort=True)
+    codes, labels = _encode._encode_column(col, "a")
+    np.testing.assert_array_equal(codes, ref_codes)
+    np.testing.assert_array_equal(labels, np.asarray(ref_labels))
+    assert labels.dtype == np.asarray(ref_labels).dtype
+    enc = _encode.encode_data(pd.DataFrame({"a": values}), max_values=None)
+    np.testing.assert_array_equal(enc.codes[:, 0], ref_codes)
+
+
+def test_distinct_count_refuses_wide_integer_columns():
+    from ofijax.scan import _encode
+
+    col = pd.Series(np.arange(40) * 3)  # 40 distinct values over a range of 118
+    assert _encode._distinct_at_most(col, 50) == 40
+    assert _encode._distinct_at_most(pd.Series([5, 9, 5]), 50) <= 50
+    with pytest.raises(ValueError, match="max_values"):
+        _encode.encode_data(pd.DataFrame({"a": col}), max_values=20)

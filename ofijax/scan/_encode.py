@@ -43,6 +43,36 @@ class Encoded(NamedTuple):
     edges: dict | None = None
 
 
+def _small_int(col: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(codes, observed values)`` of a NumPy integer/bool column whose range is small (≤ 2^16 or
+    ≤ 4 rows per value) by one counting pass, as ``pd.factorize(col, sort=True)`` gives them but
+    ~4× faster; None for any other column."""
+    if not isinstance(col.dtype, np.dtype) or col.dtype.kind not in "biu" or len(col) == 0:
+        return None
+    vals = col.to_numpy()
+    if vals.dtype.kind == "b":
+        vals = vals.view(np.uint8)
+    lo, hi = int(vals.min()), int(vals.max())
+    if hi - lo > max(1 << 16, 4 * vals.size) or lo < -(1 << 62) or hi > (1 << 62):
+        return None
+    shifted = vals.astype(np.intp) - lo  # in intp: no wrap-around of narrow types
+    present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+    lut = np.cumsum(present, dtype=np.int32) - 1
+    observed = np.flatnonzero(present) + lo
+    labels = observed.astype(col.dtype) if col.dtype.kind != "b" else observed.astype(bool)
+    return lut[shifted], labels
+
+
+def _distinct_at_most(col: pd.Series, limit: int) -> int:
+    """The number of distinct values of ``col``, or a number ≤ ``limit`` when it has at most that
+    many (an integer column whose range spans ≤ ``limit`` values is not counted)."""
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu" and len(col):
+        vals = col.to_numpy()
+        if int(vals.max()) - int(vals.min()) < limit:
+            return 0
+    return int(col.nunique(dropna=True))
+
+
 def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(col.dtype, pd.CategoricalDtype):
         if col.isna().any():
@@ -88,6 +118,9 @@ def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
             f"data: column {name!r} has dtype {col.dtype}, which is not categorical; "
             "pass categorical, string, integer or boolean columns."
         )
+    fast = _small_int(col)
+    if fast is not None:
+        return fast
     try:
         codes, uniques = pd.factorize(col, sort=True)
     except TypeError:  # mixed, unorderable labels: keep first-appearance order
@@ -223,7 +256,7 @@ def bin_columns(frame: pd.DataFrame, bins: Any = None,
                 needs, why = True, "holds non-integer floats (a continuous attribute)"
         if not needs and max_values is not None and not isinstance(col.dtype, pd.CategoricalDtype):
             try:
-                distinct = col.nunique(dropna=True)
+                distinct = _distinct_at_most(col, max_values)
             except TypeError:  # unhashable values: left to the encoder
                 distinct = 0
             if distinct > max_values:
