@@ -9,28 +9,31 @@ is always feasible):
   clipped to ``[a, b]`` (only meaningful where ``max G > c``).
 
 Both are fixed-iteration searches, batched over any leading axes of ``Φ`` / ``Y`` (no
-data-dependent loops): :data:`N_BISECT` = 8 halvings of the bracket, then safeguarded Newton steps
-(:data:`N_NEWTON` for the maximiser, :data:`N_NEWTON_CROSS` for the crossings) that keep the bracket
-and fall back to its midpoint whenever a step would leave it.
+data-dependent loops), each one loop (:func:`_newton`): :data:`N_BISECT` = 6 halvings of the
+bracket, then safeguarded Newton steps (:data:`N_NEWTON` = 4 for the maximiser,
+:data:`N_NEWTON_CROSS` = 5 for the crossings) that keep the bracket and land inside it whenever a
+step would leave it.
 
 * The maximiser is the root of the slope ``s(t) = Y - F'(t)``, ``F'(t) = Σ_i σ_i(t)`` with
   ``σ_i = p_i e^t / (1 - p_i + p_i e^t)``; ``s' = -Σ σ_i(1-σ_i)`` and ``|s''| ≤ |s'|``, so Newton's
-  error obeys ``e_{k+1} ≲ ½·e_k²`` once in the bracket: from ``e_0 ≤ 13.8 / 2^9 ≈ 0.027`` (8
-  halvings of an interval of width ≤ log 1e6) three steps reach ~1e-15, the fourth is margin.
+  error obeys ``e_{k+1} ≲ ½·e_k²`` once in the bracket: from ``e_0 ≤ 13.8 / 2^7 ≈ 0.11`` (6
+  halvings of an interval of width ≤ log 1e6) three steps reach ~1e-10, the fourth ~1e-20.
 * A crossing is the root of ``w(t) = sqrt(G(t̂) - G(t)) - sqrt(G(t̂) - c)``, which is nearly linear
   in ``t - t̂`` (``G`` is quadratic at its maximum), so Newton converges quadratically even when
   the crossing lies close to ``t̂`` (where Newton on ``G - c`` would not); ``w' = -G'(t) / (2
   sqrt(G(t̂) - G(t)))``.
 
-Each Newton step evaluates the series and its derivative (a T and a U series stacked into one
-Clenshaw recurrence, ~2× a bisection point; for the maximiser on the derivative's coefficients
-``c' = c·D``, computed once per solve), so a solve costs ≈ 8 + 2·4 = 16 evaluations instead of the 40 of the former
-pure bisection (kept behind :data:`NEWTON` = False: 40 halvings, bracket ~1.3e-11 in t). Both reach
-far inside the 1e-6 asked for; the score at the maximum is off by O(n·1e-22) since G is flat
-there. The exact basis with a single p uses the closed form ``e^t = Y(1-p) / (p(n-Y))`` for the
-maximiser. For the Chebyshev basis, reduced-rank features are expanded to the K coefficients once
-per solve and each point evaluates the series by Clenshaw's recurrence (2K multiply-adds, no trig;
-equal to the direct sum to ~1e-15 relative).
+Every iteration evaluates the series and its derivative (a T and a U series stacked into one
+Clenshaw recurrence, ~2× a plain series; for the maximiser on the derivative's coefficients
+``c' = c·D``, computed once per solve), so a solve costs ≈ 2·(6 + 4) = 20 series evaluations
+instead of the 40 of the former pure bisection, which is kept behind :data:`NEWTON` = False (40
+halvings, bracket ~1.3e-11 in t). Halvings and Newton steps share the loop body, so the program is
+no larger than the bisection's. Both reach far inside the 1e-6 asked for (measured against 60
+halvings: t within 1e-13, crossings within 5e-12); the score at the maximum is off by
+O(n·1e-22) since G is flat there. The exact basis with a single p uses the closed form
+``e^t = Y(1-p) / (p(n-Y))`` for the maximiser. For the Chebyshev basis, reduced-rank features are
+expanded to the K coefficients once per solve and each point evaluates the series by Clenshaw's
+recurrence (2K multiply-adds, no trig; equal to the direct sum to ~1e-15 relative).
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ SECTIONS = 2
 N_ITER = 40
 #: Safeguarded Newton after :data:`N_BISECT` halvings (True), or :data:`N_ITER` halvings (False).
 NEWTON = True
-#: Halvings before the Newton steps (bracket ≤ 13.8 / 2^8 ≈ 0.054 wide).
-N_BISECT = 8
+#: Halvings before the Newton steps (bracket ≤ 13.8 / 2^6 ≈ 0.22 wide).
+N_BISECT = 6
 #: Newton steps on the slope (maximiser) and on the crossing function ``w`` (see module doc).
 N_NEWTON = 4
 N_NEWTON_CROSS = 5
@@ -83,12 +86,15 @@ def _multisect(pred, lo, hi, n_iter=None):
     return jax.lax.fori_loop(0, N_ITER if n_iter is None else n_iter, body, (lo, hi))
 
 
-def _newton(f_df, right_of, lo, hi, t0, n_iter):
-    """``n_iter`` safeguarded Newton steps from ``t0`` inside the bracket ``[lo, hi]``.
+def _newton(f_df, right_of, lo, hi, n_bisect, n_newton):
+    """Root of ``f`` in the bracket ``[lo, hi]``: ``n_bisect`` halvings, then ``n_newton``
+    safeguarded Newton steps, in one loop (one loop body to compile; a halving evaluates ``f'``
+    too and ignores it).
 
     ``f_df(t) -> (f, f')`` is the function whose root is sought and its derivative;
     ``right_of(t, f) -> bool``: the root lies right of ``t`` (given ``f = f(t)``). Each step first
-    shrinks the bracket to the side of ``t`` holding the root, then takes the Newton point if it
+    shrinks the bracket to the side of ``t`` holding the root, then (a halving) takes the new
+    bracket's midpoint or (a Newton step) takes the Newton point if it
     is inside the bracket; a point beyond an end (an overshoot: the root lies near that end) is
     moved to ``1/256`` of the bracket inside it, so a root at or next to an end is still reached
     (the bracket then shrinks 256-fold a step), or onto the end itself when it is beyond it by
@@ -97,7 +103,7 @@ def _newton(f_df, right_of, lo, hi, t0, n_iter):
     last point.
     """
 
-    def body(_, st):
+    def body(i, st):
         lo, hi, t = st
         f, df = f_df(t)
         r = right_of(t, f)
@@ -109,10 +115,11 @@ def _newton(f_df, right_of, lo, hi, t0, n_iter):
         low = jnp.where(lo - tn < inner, lo, lo + inner)
         high = jnp.where(tn - hi < inner, hi, hi - inner)
         tc = jnp.where(tn < lo, low, jnp.where(tn > hi, high, tn))
-        ok = (df != 0) & jnp.isfinite(tn)
+        ok = (df != 0) & jnp.isfinite(tn) & (i >= n_bisect)
         return lo, hi, jnp.where(ok, tc, 0.5 * (lo + hi))
 
-    return jax.lax.fori_loop(0, n_iter, body, (lo, hi, t0))[2]
+    t0 = 0.5 * (lo + hi)
+    return jax.lax.fori_loop(0, n_bisect + n_newton, body, (lo, hi, t0))[2]
 
 
 def _full(basis: Basis, phi_s: jax.Array, ends):
@@ -264,20 +271,21 @@ def maximize(
     else:
         lo = jnp.full(y_s.shape, a, dtype=phi_s.dtype)
         hi = jnp.full(y_s.shape, b, dtype=phi_s.dtype)
-        d_prep = _prep(basis, phi_s[..., None, :], True)  # hoisted out of the bisection loop
-        lo, hi = _multisect(
-            lambda pts: _slope(basis, phi_s[..., None, :], y_s[..., None], pts, d_prep) > 0,
-            lo, hi, N_BISECT if NEWTON else None,
-        )
-        t = 0.5 * (lo + hi)
         if NEWTON:
-            n_prep = _newton_prep(basis, phi_s, True)
+            n_prep = _newton_prep(basis, phi_s, True)  # hoisted out of the loop
 
             def slope(t):  # s(t) = Y - F'(t), s'(t) = -F''(t)
                 d1, d2 = _with_derivative(basis, phi_s, n_prep, t, True)
                 return y_s - d1, -d2
 
-            t = _newton(slope, lambda t, f: f > 0, lo, hi, t, N_NEWTON)
+            t = _newton(slope, lambda t, f: f > 0, lo, hi, N_BISECT, N_NEWTON)
+        else:
+            d_prep = _prep(basis, phi_s[..., None, :], True)  # hoisted out of the bisection loop
+            lo, hi = _multisect(
+                lambda pts: _slope(basis, phi_s[..., None, :], y_s[..., None], pts, d_prep) > 0,
+                lo, hi,
+            )
+            t = 0.5 * (lo + hi)
         _, d_a, _, d_b = basis.endpoints() if ends is None else ends
         t = jnp.where(y_s - phi_s @ d_a <= 0, a, t)
         t = jnp.where(y_s - phi_s @ d_b >= 0, b, t)
@@ -307,16 +315,9 @@ def crossings(
     yy = jnp.stack([y_s, y_s])[..., None]
     left = jnp.array([True, False]).reshape((2,) + (1,) * (t_hat.ndim + 1))
 
-    v_prep = _prep(basis, ph, False)  # hoisted out of the bisection loop
-
-    def pred(pts):
-        return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left
-
-    lo, hi = _multisect(pred, lo, hi, N_BISECT if NEWTON else None)
-    root = 0.5 * (lo + hi)
     if NEWTON:
         ph1, yy1, left1 = ph[..., 0, :], yy[..., 0], left[..., 0]
-        n_prep = _newton_prep(basis, ph1, False)
+        n_prep = _newton_prep(basis, ph1, False)  # hoisted out of the loop
         g_hat = value_at(basis, phi_s, y_s, t_hat)
         s_gap = jnp.sqrt(jnp.maximum(g_hat - c, 0.0))
 
@@ -327,7 +328,15 @@ def crossings(
             return u - s_gap, jnp.where(u > 0, -dg / (2.0 * jnp.where(u > 0, u, 1.0)), 0.0)
 
         # as pred: the root lies right of t iff G(t) <= c (w >= 0) on the left, G(t) > c on the right
-        root = _newton(w, lambda t, f: (f < 0) ^ left1, lo, hi, root, N_NEWTON_CROSS)
+        root = _newton(w, lambda t, f: (f < 0) ^ left1, lo, hi, N_BISECT, N_NEWTON_CROSS)
+    else:
+        v_prep = _prep(basis, ph, False)  # hoisted out of the bisection loop
+
+        def pred(pts):
+            return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left
+
+        lo, hi = _multisect(pred, lo, hi)
+        root = 0.5 * (lo + hi)
     f_a, _, f_b, _ = basis.endpoints() if ends is None else ends
     ok_a = y_s * a - phi_s @ f_a - c > 0
     ok_b = y_s * b - phi_s @ f_b - c > 0
