@@ -60,7 +60,7 @@ Cost model (per lane-step; C cells, M attributes, K features, V = V_max):
   no V factor, where chunks of :data:`SEGMENT_CHUNK` cells with no cell in the subgroup are
   skipped (cells are in lexicographic order, so most of them are once the first attributes are
   constrained); each lane's segment sum stays an un-batched scatter under ``vmap``;
-* the solves: O(V·K·20) (6 halvings, then safeguarded Newton, Clenshaw series; see
+* the solves: O(V·K·18) (5 halvings, then safeguarded Newton, Clenshaw series; see
   :mod:`._solve`), independent of C.
 
 Lanes stop after different numbers of steps; on large tables (C ≥ :data:`GROUP_MIN_CELLS`) each

@@ -9,15 +9,15 @@ is always feasible):
   clipped to ``[a, b]`` (only meaningful where ``max G > c``).
 
 Both are fixed-iteration searches, batched over any leading axes of ``Φ`` / ``Y`` (no
-data-dependent loops), each one loop (:func:`_newton`): :data:`N_BISECT` = 6 halvings of the
+data-dependent loops), each one loop (:func:`_newton`): :data:`N_BISECT` = 5 halvings of the
 bracket, then safeguarded Newton steps (:data:`N_NEWTON` = 4 for the maximiser,
 :data:`N_NEWTON_CROSS` = 5 for the crossings) that keep the bracket and land inside it whenever a
 step would leave it.
 
 * The maximiser is the root of the slope ``s(t) = Y - F'(t)``, ``F'(t) = Σ_i σ_i(t)`` with
   ``σ_i = p_i e^t / (1 - p_i + p_i e^t)``; ``s' = -Σ σ_i(1-σ_i)`` and ``|s''| ≤ |s'|``, so Newton's
-  error obeys ``e_{k+1} ≲ ½·e_k²`` once in the bracket: from ``e_0 ≤ 13.8 / 2^7 ≈ 0.11`` (6
-  halvings of an interval of width ≤ log 1e6) three steps reach ~1e-10, the fourth ~1e-20.
+  error obeys ``e_{k+1} ≲ ½·e_k²`` once in the bracket: from ``e_0 ≤ 13.8 / 2^6 ≈ 0.22`` (5
+  halvings of an interval of width ≤ log 1e6) three steps reach ~4e-8, the fourth ~1e-15.
 * A crossing is the root of ``w(t) = sqrt(G(t̂) - G(t)) - sqrt(G(t̂) - c)``, which is nearly linear
   in ``t - t̂`` (``G`` is quadratic at its maximum), so Newton converges quadratically even when
   the crossing lies close to ``t̂`` (where Newton on ``G - c`` would not); ``w' = -G'(t) / (2
@@ -25,7 +25,7 @@ step would leave it.
 
 Every iteration evaluates the series and its derivative (a T and a U series stacked into one
 Clenshaw recurrence, ~2× a plain series; for the maximiser on the derivative's coefficients
-``c' = c·D``, computed once per solve), so a solve costs ≈ 2·(6 + 4) = 20 series evaluations
+``c' = c·D``, computed once per solve), so a solve costs ≈ 2·(5 + 4) = 18 series evaluations
 instead of the 40 of the former pure bisection, which is kept behind :data:`NEWTON` = False (40
 halvings, bracket ~1.3e-11 in t). Halvings and Newton steps share the loop body, so the program is
 no larger than the bisection's. Both reach far inside the 1e-6 asked for (measured against 60
@@ -59,8 +59,8 @@ SECTIONS = 2
 N_ITER = 40
 #: Safeguarded Newton after :data:`N_BISECT` halvings (True), or :data:`N_ITER` halvings (False).
 NEWTON = True
-#: Halvings before the Newton steps (bracket ≤ 13.8 / 2^6 ≈ 0.22 wide).
-N_BISECT = 6
+#: Halvings before the Newton steps (bracket ≤ 13.8 / 2^5 ≈ 0.43 wide; 4 measured as accurate).
+N_BISECT = 5
 #: Newton steps on the slope (maximiser) and on the crossing function ``w`` (see module doc).
 N_NEWTON = 4
 N_NEWTON_CROSS = 5
