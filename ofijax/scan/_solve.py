@@ -149,6 +149,15 @@ def _clenshaw(basis: Basis, prep, t):
     point instead of K cosines (and K sines) plus a dot product. ``prep`` is
     :func:`_clenshaw_prep` of the coefficients."""
     c0, rest, derivative = prep
+    x, b1, b2, half = _recurrence(basis, c0, rest, t)
+    if derivative:
+        return (c0 + 2.0 * x * b1 - b2) / half  # U series: b_0
+    return c0 + x * b1 - b2  # T series
+
+
+def _recurrence(basis: Basis, c0, rest, t):
+    """``(x, b_1, b_2, h)``: the point ``x(t)`` on [-1, 1], Clenshaw's ``b_1, b_2`` for the
+    coefficients ``rest`` (highest first) and the half-width ``h = dt/dx``."""
     half = 0.5 * (basis.t_hi - basis.t_lo)
     mid = 0.5 * (basis.t_hi + basis.t_lo)
     x = jnp.clip((t - mid) / half, -1.0, 1.0)
@@ -159,9 +168,7 @@ def _clenshaw(basis: Basis, prep, t):
         return (ck + 2.0 * x * b1 - b2, b1), None
 
     (b1, b2), _ = jax.lax.scan(step, (z, z), rest)
-    if derivative:
-        return (c0 + 2.0 * x * b1 - b2) / half  # U series: b_0
-    return c0 + x * b1 - b2  # T series
+    return x, b1, b2, half
 
 
 @functools.lru_cache(maxsize=8)
@@ -192,16 +199,7 @@ def _pair_eval(basis: Basis, prep, t):
     (the cost of one 2-term recurrence on twice the batch), each divided by the interval map's
     ``(dx/dt)^{-order}``: ``(F(t), F'(t))`` or ``(F'(t), F''(t))``."""
     c0, rest = prep
-    half = 0.5 * (basis.t_hi - basis.t_lo)
-    mid = 0.5 * (basis.t_hi + basis.t_lo)
-    x = jnp.clip((t - mid) / half, -1.0, 1.0)
-    z = jnp.zeros(jnp.broadcast_shapes(c0.shape, x.shape), x.dtype)
-
-    def step(carry, ck):
-        b1, b2 = carry
-        return (ck + 2.0 * x * b1 - b2, b1), None
-
-    (b1, b2), _ = jax.lax.scan(step, (z, z), rest)
+    x, b1, b2, half = _recurrence(basis, c0, rest, t)
     return c0[0] + x * b1[0] - b2[0], (c0[1] + 2.0 * x * b1[1] - b2[1]) / half
 
 
