@@ -66,7 +66,7 @@ N_NEWTON = 4
 N_NEWTON_CROSS = 5
 
 
-def _multisect(pred, lo, hi, n_iter=None):
+def _multisect(pred, lo, hi):
     """Fixed-count multisection: :data:`SECTIONS` - 1 interior points per iteration.
 
     ``pred(points)`` (points of shape ``lo.shape + (SECTIONS - 1,)``) must be True left of the
@@ -83,7 +83,7 @@ def _multisect(pred, lo, hi, n_iter=None):
         new_hi = jnp.where(cnt < SECTIONS - 1, take(jnp.minimum(cnt, SECTIONS - 2)), hi)
         return new_lo, new_hi
 
-    return jax.lax.fori_loop(0, N_ITER if n_iter is None else n_iter, body, (lo, hi))
+    return jax.lax.fori_loop(0, N_ITER, body, (lo, hi))
 
 
 def _newton(f_df, right_of, lo, hi, n_bisect, n_newton):
@@ -237,17 +237,11 @@ def _slope(basis: Basis, phi_s, y_s, t, prep=None):
     return y_s - jnp.sum(phi_s * df, axis=-1)
 
 
-def _prep(basis: Basis, phi_s, derivative: bool):
-    """:func:`_clenshaw_prep` for the Chebyshev basis, None otherwise."""
+def _prep(basis: Basis, phi_s, derivative: bool, pair: bool = False):
+    """:func:`_clenshaw_prep` (``pair``: :func:`_pair_prep`) for the Chebyshev basis, None
+    otherwise."""
     if basis.kind == "chebyshev" and basis.proj is None:
-        return _clenshaw_prep(basis, phi_s, derivative)
-    return None
-
-
-def _newton_prep(basis: Basis, phi_s, derivative: bool):
-    """:func:`_pair_prep` for the Chebyshev basis, None otherwise."""
-    if basis.kind == "chebyshev" and basis.proj is None:
-        return _pair_prep(basis, phi_s, derivative)
+        return (_pair_prep if pair else _clenshaw_prep)(basis, phi_s, derivative)
     return None
 
 
@@ -270,7 +264,7 @@ def maximize(
         lo = jnp.full(y_s.shape, a, dtype=phi_s.dtype)
         hi = jnp.full(y_s.shape, b, dtype=phi_s.dtype)
         if NEWTON:
-            n_prep = _newton_prep(basis, phi_s, True)  # hoisted out of the loop
+            n_prep = _prep(basis, phi_s, True, pair=True)  # hoisted out of the loop
 
             def slope(t):  # s(t) = Y - F'(t), s'(t) = -F''(t)
                 d1, d2 = _with_derivative(basis, phi_s, n_prep, t, True)
@@ -309,13 +303,12 @@ def crossings(
     # and G(pt) > c on the right.
     lo = jnp.stack([jnp.full_like(t_hat, a), t_hat])
     hi = jnp.stack([t_hat, jnp.full_like(t_hat, b)])
-    ph = jnp.stack([phi_s, phi_s])[..., None, :]
-    yy = jnp.stack([y_s, y_s])[..., None]
-    left = jnp.array([True, False]).reshape((2,) + (1,) * (t_hat.ndim + 1))
+    left = jnp.array([True, False]).reshape((2,) + (1,) * t_hat.ndim)
 
     if NEWTON:
-        ph1, yy1, left1 = ph[..., 0, :], yy[..., 0], left[..., 0]
-        n_prep = _newton_prep(basis, ph1, False)  # hoisted out of the loop
+        # one set of coefficients, broadcast over the two sides (leading axis of lo, hi)
+        ph1, yy1 = phi_s[None], y_s[None]
+        n_prep = _prep(basis, ph1, False, pair=True)  # hoisted out of the loop
         g_hat = value_at(basis, phi_s, y_s, t_hat)
         s_gap = jnp.sqrt(jnp.maximum(g_hat - c, 0.0))
 
@@ -326,12 +319,14 @@ def crossings(
             return u - s_gap, jnp.where(u > 0, -dg / (2.0 * jnp.where(u > 0, u, 1.0)), 0.0)
 
         # as pred: the root lies right of t iff G(t) <= c (w >= 0) on the left, G(t) > c on the right
-        root = _newton(w, lambda t, f: (f < 0) ^ left1, lo, hi, N_BISECT, N_NEWTON_CROSS)
+        root = _newton(w, lambda t, f: (f < 0) ^ left, lo, hi, N_BISECT, N_NEWTON_CROSS)
     else:
+        ph = jnp.stack([phi_s, phi_s])[..., None, :]
+        yy = jnp.stack([y_s, y_s])[..., None]
         v_prep = _prep(basis, ph, False)  # hoisted out of the bisection loop
 
         def pred(pts):
-            return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left
+            return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left[..., None]
 
         lo, hi = _multisect(pred, lo, hi)
         root = 0.5 * (lo + hi)
