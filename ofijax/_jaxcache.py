@@ -63,12 +63,23 @@ MIN_COMPILE_SECS = 0.0
 
 _ENABLED_DIR: str | None = None
 
-#: XLA options for the scan programs of small problems: the older (non-MLIR) CPU fusion emitters
-#: build the ~270 fusions of a Bias Scan program with ~40% less compile CPU time, with the same
-#: results and run time at 10k × 4 × 5 (640 cells); at ~20k cells the default emitters ran
-#: faster, so ``ofijax.scan`` uses these options only below a cell count (jaxlib 0.10.2; see
-#: ``experiments/bench_scan.py --cold-only``). The flag is a CPU one; other backends ignore it.
-FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False}
+#: XLA options for the scan programs of small problems (run time ≪ compile time):
+#:
+#: * ``xla_cpu_use_fusion_emitters=False``: the older (non-MLIR) CPU fusion emitters build the
+#:   ~270 fusions of a Bias Scan program with ~40% less compile CPU time, with the same results
+#:   and run time at 10k × 4 × 5 (640 cells); at ~20k cells the default emitters ran faster. A
+#:   CPU flag; other backends ignore it.
+#: * ``xla_backend_optimization_level=1`` (LLVM -O1 instead of -O3): LLVM is about half of a
+#:   scan's compile time; at 640 cells the search compiled in 2.4-3.1 s instead of 3.2-3.9 s with
+#:   the same run time (22-29 vs 23-39 ms), at 4,096 cells 0.4 s faster for a 10% slower run
+#:   (59 vs 54 ms), while at 74k cells the run was 1.5× slower (so small problems only). Level 0
+#:   compiled faster still but ran 3-4× slower. The results agree to rounding, not bit for bit,
+#:   with the default level's; a given option set always builds the same program, so a result
+#:   does not depend on whether the executable came from a cache.
+#:
+#: ``ofijax.scan`` uses these options only below a cell count (jaxlib 0.10.2; see
+#: ``experiments/bench_scan.py --cold-only``).
+FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1}
 
 #: jaxlib versions whose XLA is known to accept every :data:`FAST_COMPILE` flag (an unknown flag
 #: is a compile error, so other versions get plain ``jax.jit``).
