@@ -162,10 +162,11 @@ def test_attribute_step_matches_brute_force(penalty):
         # other attribute constrained to values {0, 2}
         mask = jnp.asarray(np.array([[True] * 6, [True, False, True, False, False, False]]))
         listed = jnp.asarray(np.array([True, True]))
-        row, lst, pooled, _ = jax.jit(E.attribute_step)(
-            problem, Phi, Y, basis, mask, listed, 0, penalty)
+        step = jax.jit(E.attribute_step)(problem, Phi, Y, basis, mask, listed, 0, penalty)
+        row, lst, pooled = step.row, step.listed, step.score
         base = np.isin(codes[:, 1], [0, 2])
         best = _max_llr(y[base], p[base], direction)  # unconstrained
+        assert float(step.pool_score) == pytest.approx(best, abs=1e-6)
         for r in range(1, 7):
             for s in itertools.combinations(range(6), r):
                 rows = base & np.isin(codes[:, 0], s)
@@ -193,6 +194,51 @@ def test_determinism_and_restart_zero():
     assert not np.asarray(raw.listed).any()
     assert float(raw.score) == pytest.approx(float(whole), abs=1e-12)
     assert not bool(raw.converged)
+
+
+def test_zero_step_cap_returns_restart_zero_with_many_restarts():
+    """Starts are not scored: with max_steps = 0 every lane keeps its start and the result is
+    restart 0's (the whole data), scored directly, whatever the other restarts' starts were."""
+    codes, y, p = _table(1, True)
+    problem, basis, Phi, Y = _engine_inputs(codes, y, p, "positive", True)
+    raw = E.scan_arrays(jax.random.key(3), problem, Phi, Y, basis, penalty=0.0,
+                        num_restarts=6, max_steps=0)
+    assert not np.asarray(raw.listed).any()
+    assert float(raw.score) == pytest.approx(_max_llr(y, p, "positive"), abs=1e-8)
+    assert np.asarray(raw.steps).tolist() == [0] * 7
+
+
+def test_batched_zeros_follow_vmap_and_loops_batch_once():
+    """batched_zeros are zeros; under vmap they carry the batch axis, so a loop that starts from
+    them batches its body once (counted on JAX's batching of the loop's jaxpr)."""
+    from jax._src.interpreters import batching
+
+    from ofijax.scan._solve import batched_zeros
+
+    z = batched_zeros((3, 2), jnp.float64, jnp.ones(4))
+    assert z.shape == (3, 2) and z.dtype == jnp.float64 and not np.asarray(z).any()
+    assert not np.asarray(batched_zeros(3, bool, jnp.ones(2))).any()
+
+    def loop(x, start):
+        return jax.lax.fori_loop(0, 3, lambda i, c: c + x, start(x))
+
+    calls = []
+    real = batching.batch_jaxpr
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    xs = jnp.arange(6.0).reshape(2, 3)
+    counts = []
+    for start in (lambda x: jnp.zeros(3), lambda x: batched_zeros(3, x.dtype, x)):
+        calls.clear()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(batching, "batch_jaxpr", counting)
+            out = jax.vmap(lambda x, s=start: loop(x, s))(xs)
+        np.testing.assert_array_equal(np.asarray(out), 3 * np.asarray(xs))
+        counts.append(len(calls))
+    assert counts[1] < counts[0], counts
 
 
 def test_step_cap_reports_not_converged():

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ofijax._validation import align_pandas, as_key
+from ofijax._validation import align_pandas, as_key, device_array
 
 
 def _data(k):
@@ -62,3 +62,13 @@ def test_align_pandas_refuses_a_mismatch(index):
     b = pd.Series(np.zeros(len(index)), index=index)
     with pytest.raises(ValueError, match="^y_pred: its pandas index .*y_true's index"):
         align_pandas(y_true=a, y_pred=b)
+
+
+def test_device_array_keeps_dtype_and_values():
+    with jax.enable_x64(True):
+        for x, dt in [(np.arange(5, dtype=np.int32), None), ([1, 2], np.float64),
+                      (np.float64(0.25), np.float64), (np.arange(3), np.int64)]:
+            a = device_array(x, dt)
+            ref = np.asarray(x, dtype=dt)
+            assert isinstance(a, jax.Array) and a.dtype == ref.dtype and a.shape == ref.shape
+            np.testing.assert_array_equal(np.asarray(a), ref)

@@ -51,6 +51,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ofijax._validation import device_array
+
 __all__ = [
     "Basis",
     "EXACT_MAX_VALUES",
@@ -229,10 +231,10 @@ def make_basis(
     with jax.enable_x64(True):
         return Basis(
             kind,
-            jnp.asarray(t_lo, dtype=jnp.float64),
-            jnp.asarray(t_hi, dtype=jnp.float64),
-            jnp.asarray(values, dtype=jnp.float64),
-            None if proj is None else jnp.asarray(proj, dtype=jnp.float64),
+            device_array(t_lo, np.float64),  # transfers, not jnp.asarray's programs
+            device_array(t_hi, np.float64),
+            device_array(values, np.float64),
+            None if proj is None else device_array(proj, np.float64),
         )
 
 
@@ -323,7 +325,7 @@ def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
     slot_row = np.full(total * group, n, dtype=np.int32)
     slot_row[slot] = order
     block_cell = np.repeat(np.arange(num_cells, dtype=np.int32), blocks)
-    return RowLayout(jnp.asarray(slot_row), jnp.asarray(block_cell), int(group))
+    return RowLayout(device_array(slot_row), device_array(block_cell), int(group))
 
 
 @partial(jax.jit, static_argnames=("num_cells", "group"))

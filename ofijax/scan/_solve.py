@@ -28,7 +28,8 @@ Clenshaw recurrence, ~2× a plain series; for the maximiser on the derivative's 
 ``c' = c·D``, computed once per solve), so a solve costs ≈ 2·(5 + 4) = 18 series evaluations
 instead of the 40 of the former pure bisection, which is kept behind :data:`NEWTON` = False (40
 halvings, bracket ~1.3e-11 in t). Halvings and Newton steps share the loop body, so the program is
-no larger than the bisection's. Both reach far inside the 1e-6 asked for (measured against 60
+no larger than the bisection's, and both kinds of solve are one function (:func:`solve`, the
+kind a traced flag), so the attribute step compiles a single solver for its three solves. Both reach far inside the 1e-6 asked for (measured against 60
 halvings: t within 1e-13, crossings within 5e-12); the score at the maximum is off by
 O(n·1e-22) since G is flat there. The exact basis with a single p uses the closed form
 ``e^t = Y(1-p) / (p(n-Y))`` for the maximiser. For the Chebyshev basis, reduced-rank features are
@@ -48,7 +49,7 @@ import numpy as np
 from ._basis import Basis, basis_eval
 
 __all__ = ["SECTIONS", "N_ITER", "NEWTON", "N_BISECT", "N_NEWTON", "N_NEWTON_CROSS",
-           "value_at", "maximize", "crossings"]
+           "value_at", "solve", "maximize", "crossings", "batched_zeros"]
 
 #: Multisection: each iteration evaluates SECTIONS - 1 points and keeps one of SECTIONS pieces.
 #: Plain bisection (2) is fastest on CPU: the Chebyshev evaluations (K trig terms per point), not
@@ -64,6 +65,18 @@ N_BISECT = 5
 #: Newton steps on the slope (maximiser) and on the crossing function ``w`` (see module doc).
 N_NEWTON = 4
 N_NEWTON_CROSS = 5
+
+
+def batched_zeros(shape, dtype, like) -> jax.Array:
+    """Zeros of ``shape`` that carry the batch axes of ``like`` (any traced input) under ``vmap``.
+
+    For a loop's initial carry: JAX batches a loop body again for as long as a carry element
+    turns from unbatched to batched, so carries that start as constants make each loop batch its
+    body twice, and nested loops compound it (the scan program's trace took 0.63 instead of
+    0.88 s once the attribute step's loops started batched). Outside ``vmap`` these are plain
+    zeros (XLA folds the select away)."""
+    r = jnp.where(False, jnp.ravel(jnp.asarray(like))[0], 0).astype(dtype)
+    return jnp.broadcast_to(r, shape)
 
 
 def _multisect(pred, lo, hi):
@@ -161,7 +174,7 @@ def _recurrence(basis: Basis, c0, rest, t):
     half = 0.5 * (basis.t_hi - basis.t_lo)
     mid = 0.5 * (basis.t_hi + basis.t_lo)
     x = jnp.clip((t - mid) / half, -1.0, 1.0)
-    z = jnp.zeros(jnp.broadcast_shapes(c0.shape, x.shape), x.dtype)
+    z = batched_zeros(jnp.broadcast_shapes(c0.shape, x.shape), x.dtype, x)
 
     def step(carry, ck):
         b1, b2 = carry
@@ -182,41 +195,24 @@ def _deriv_matrix(k: int) -> np.ndarray:
     return d
 
 
-def _pair_prep(basis: Basis, phi_s, derivative: bool):
-    """Coefficients for :func:`_pair_eval`: a T series and a U series stacked on a new axis 0,
-    moved behind the recurrence axis. ``derivative=False``: F (T series of c) and F' (U series of
-    (j+1) c_{j+1}); True: F' (T series of c' = c D) and F'' (U series of (j+1) c'_{j+1})."""
-    k = phi_s.shape[-1]
-    a = phi_s @ jnp.asarray(_deriv_matrix(k), phi_s.dtype) if derivative else phi_s
-    u = a[..., 1:] * jnp.arange(1, k, dtype=a.dtype)  # U-series coefficients, K - 1 of them
+def _pair_prep(basis: Basis, coef):
+    """Coefficients for :func:`_pair_eval`: the T series of ``coef`` (a function f) and the U
+    series of ``(j+1) c_{j+1}`` (its derivative df/dx) stacked on a new axis 0, moved behind the
+    recurrence axis. For the derivatives of F pass ``coef = c·D`` (:func:`_deriv_matrix`)."""
+    k = coef.shape[-1]
+    u = coef[..., 1:] * jnp.arange(1, k, dtype=coef.dtype)  # U-series coefficients, K - 1 of them
     u = jnp.concatenate([u, jnp.zeros_like(u[..., :1])], axis=-1)  # padded to K
-    c = jnp.moveaxis(jnp.stack([a, u]), -1, 0)  # (K, 2, ...)
+    c = jnp.moveaxis(jnp.stack([coef, u]), -1, 0)  # (K, 2, ...)
     return c[0], c[:0:-1]
 
 
 def _pair_eval(basis: Basis, prep, t):
     """Both series of ``prep`` at ``t`` by one Clenshaw recurrence on the stacked coefficients
-    (the cost of one 2-term recurrence on twice the batch), each divided by the interval map's
-    ``(dx/dt)^{-order}``: ``(F(t), F'(t))`` or ``(F'(t), F''(t))``."""
+    (the cost of one 2-term recurrence on twice the batch): ``(f(t), df/dt)`` for
+    ``f = Σ_k coef_k T_k(x(t))``."""
     c0, rest = prep
     x, b1, b2, half = _recurrence(basis, c0, rest, t)
     return c0[0] + x * b1[0] - b2[0], (c0[1] + 2.0 * x * b1[1] - b2[1]) / half
-
-
-def _with_derivative(basis: Basis, phi_s, prep, t, derivative: bool):
-    """``(F(t), F'(t))`` (``derivative=False``) or ``(F'(t), F''(t))`` (True), batched; ``prep``
-    is :func:`_pair_prep` of ``phi_s`` (Chebyshev basis)."""
-    if basis.kind == "chebyshev" and basis.proj is None:
-        half = 0.5 * (basis.t_hi - basis.t_lo)
-        v, dv = _pair_eval(basis, prep, t)
-        return (v / half, dv / half) if derivative else (v, dv)
-    f, df = basis_eval(basis, t)
-    if not derivative:
-        return jnp.sum(phi_s * f, axis=-1), jnp.sum(phi_s * df, axis=-1)
-    if basis.kind != "exact":
-        raise NotImplementedError(basis.kind)
-    # exact basis: φ_k' = σ_k (the success probability at t), φ_k'' = σ_k (1 - σ_k)
-    return jnp.sum(phi_s * df, axis=-1), jnp.sum(phi_s * (df * (1.0 - df)), axis=-1)
 
 
 def value_at(basis: Basis, phi_s: jax.Array, y_s: jax.Array, t: jax.Array, prep=None
@@ -237,12 +233,90 @@ def _slope(basis: Basis, phi_s, y_s, t, prep=None):
     return y_s - jnp.sum(phi_s * df, axis=-1)
 
 
-def _prep(basis: Basis, phi_s, derivative: bool, pair: bool = False):
-    """:func:`_clenshaw_prep` (``pair``: :func:`_pair_prep`) for the Chebyshev basis, None
-    otherwise."""
+def _prep(basis: Basis, phi_s, derivative: bool):
+    """:func:`_clenshaw_prep` for the Chebyshev basis, None otherwise."""
     if basis.kind == "chebyshev" and basis.proj is None:
-        return (_pair_prep if pair else _clenshaw_prep)(basis, phi_s, derivative)
+        return _clenshaw_prep(basis, phi_s, derivative)
     return None
+
+
+def solve(basis: Basis, phi_s: jax.Array, y_s: jax.Array, maximise, t_hat=None, g_hat=None,
+          c=None, left=None, ends=None) -> tuple[jax.Array, jax.Array]:
+    """Either solve of this module in one program: ``(G(t*), t*)``, batched over leading axes.
+
+    ``maximise`` (a bool, which may be traced) selects the kind:
+
+    * True: t* = argmax over [a, b] of G, clipped to 0 where the maximum is not positive
+      (:func:`maximize`; the crossing arguments are ignored).
+    * False: t* = the end of ``{t : G(t) > c}`` on the side ``left`` (True: in ``[a, t_hat]``,
+      False: in ``[t_hat, b]``) of the maximiser ``t_hat``, whose value is ``g_hat = G(t_hat) >
+      c`` (:func:`crossings`); a bracket end where ``G > c`` still holds is returned as is.
+
+    Both run one :func:`_newton` loop on the same series evaluation (the coefficients of F' for
+    the maximiser, of F for the crossings, chosen by ``maximise``), so a caller that alternates
+    kinds in a loop (the attribute step) compiles one solver instead of one per call.
+    """
+    basis, phi_s, ends = _full(basis, phi_s, ends)
+    a, b = basis.t_lo, basis.t_hi
+    dt = phi_s.dtype
+    y_s = jnp.asarray(y_s, dtype=dt)
+    maximise = jnp.asarray(maximise)
+    zero = batched_zeros(y_s.shape, dt, y_s)  # a batched loop carry (see batched_zeros)
+    t_hat = zero if t_hat is None else jnp.asarray(t_hat, dt)
+    g_hat = zero if g_hat is None else jnp.asarray(g_hat, dt)
+    c = jnp.asarray(0.0 if c is None else c, dt)
+    left = jnp.zeros(y_s.shape, bool) if left is None else jnp.asarray(left)
+    cross = ~maximise
+    lo = jnp.where(cross & ~left, t_hat, a) + zero
+    hi = jnp.where(cross & left, t_hat, b) + zero
+    if basis.kind == "chebyshev":  # (F', F'') of the maximiser or (F, F') of the crossings
+        half = 0.5 * (basis.t_hi - basis.t_lo)
+        coef = jnp.where(maximise, phi_s @ jnp.asarray(_deriv_matrix(phi_s.shape[-1]), dt), phi_s)
+        prep = _pair_prep(basis, coef)  # hoisted out of the loop
+        scale = jnp.where(maximise, 1.0 / half, 1.0)
+
+        def pair(t):
+            v, dv = _pair_eval(basis, prep, t)
+            return v * scale, dv * scale
+    elif basis.kind == "exact":  # φ_k' = σ_k (the success probability at t), φ_k'' = σ_k (1 - σ_k)
+        def pair(t):
+            f, df = basis_eval(basis, t)
+            d1 = jnp.sum(phi_s * df, axis=-1)
+            return (jnp.where(maximise, d1, jnp.sum(phi_s * f, axis=-1)),
+                    jnp.where(maximise, jnp.sum(phi_s * (df * (1.0 - df)), axis=-1), d1))
+    else:
+        raise NotImplementedError(basis.kind)
+    s_gap = jnp.sqrt(jnp.maximum(g_hat - c, 0.0))
+
+    def f_df(t):
+        # maximiser: the slope s = Y - F', s' = -F''; crossing: w = sqrt(G(t̂) - G) - sqrt(G(t̂) - c),
+        # w' = -G' / (2 sqrt(G(t̂) - G))
+        v, dv = pair(t)
+        u = jnp.sqrt(jnp.maximum(g_hat - (y_s * t - v), 0.0))
+        w_df = jnp.where(u > 0, -(y_s - dv) / (2.0 * jnp.where(u > 0, u, 1.0)), 0.0)
+        return jnp.where(maximise, y_s - v, u - s_gap), jnp.where(maximise, -dv, w_df)
+
+    # the root lies right of t iff s(t) > 0 (maximiser); on the left side iff G(t) <= c (w >= 0),
+    # on the right side iff G(t) > c (w < 0)
+    def right_of(t, f):
+        return jnp.where(maximise, f > 0, (f < 0) ^ left)
+
+    n_newton = jnp.where(maximise, N_NEWTON, N_NEWTON_CROSS)
+    t = _newton(f_df, right_of, lo, hi, N_BISECT, n_newton)
+    f_a, d_a, f_b, d_b = basis.endpoints() if ends is None else ends
+    if basis.kind == "exact" and basis.num_features == 1:  # closed form: e^t = Y(1-p) / (p(n-Y))
+        p, n = basis.values[0], phi_s[..., 0]
+        tc = jnp.log(y_s) + jnp.log1p(-p) - jnp.log(p) - jnp.log(n - y_s)  # ±inf/nan at edges
+        t_max = jnp.where(jnp.isnan(tc), 0.0, jnp.clip(tc, a, b))
+    else:
+        t_max = jnp.where(y_s - phi_s @ d_a <= 0, a, t)
+        t_max = jnp.where(y_s - phi_s @ d_b >= 0, b, t_max)
+    end_a = left & (y_s * a - phi_s @ f_a - c > 0)
+    end_b = ~left & (y_s * b - phi_s @ f_b - c > 0)
+    t = jnp.where(maximise, t_max, jnp.where(end_a, a, jnp.where(end_b, b, t)))
+    g = value_at(basis, phi_s, y_s, t)
+    neg = maximise & ~(g > 0)
+    return jnp.where(neg, 0.0, g), jnp.where(neg, 0.0, t)
 
 
 def maximize(
@@ -252,6 +326,8 @@ def maximize(
 
     ``ends`` optionally passes ``basis.endpoints()`` computed once by the caller.
     """
+    if NEWTON:
+        return solve(basis, phi_s, y_s, True, ends=ends)
     basis, phi_s, ends = _full(basis, phi_s, ends)
     a, b = basis.t_lo, basis.t_hi
     y_s = jnp.asarray(y_s, dtype=phi_s.dtype)
@@ -263,21 +339,12 @@ def maximize(
     else:
         lo = jnp.full(y_s.shape, a, dtype=phi_s.dtype)
         hi = jnp.full(y_s.shape, b, dtype=phi_s.dtype)
-        if NEWTON:
-            n_prep = _prep(basis, phi_s, True, pair=True)  # hoisted out of the loop
-
-            def slope(t):  # s(t) = Y - F'(t), s'(t) = -F''(t)
-                d1, d2 = _with_derivative(basis, phi_s, n_prep, t, True)
-                return y_s - d1, -d2
-
-            t = _newton(slope, lambda t, f: f > 0, lo, hi, N_BISECT, N_NEWTON)
-        else:
-            d_prep = _prep(basis, phi_s[..., None, :], True)  # hoisted out of the bisection loop
-            lo, hi = _multisect(
-                lambda pts: _slope(basis, phi_s[..., None, :], y_s[..., None], pts, d_prep) > 0,
-                lo, hi,
-            )
-            t = 0.5 * (lo + hi)
+        d_prep = _prep(basis, phi_s[..., None, :], True)  # hoisted out of the bisection loop
+        lo, hi = _multisect(
+            lambda pts: _slope(basis, phi_s[..., None, :], y_s[..., None], pts, d_prep) > 0,
+            lo, hi,
+        )
+        t = 0.5 * (lo + hi)
         _, d_a, _, d_b = basis.endpoints() if ends is None else ends
         t = jnp.where(y_s - phi_s @ d_a <= 0, a, t)
         t = jnp.where(y_s - phi_s @ d_b >= 0, b, t)
@@ -291,45 +358,39 @@ def crossings(
 ) -> tuple[jax.Array, jax.Array]:
     """Endpoints (left, right) of ``{t ∈ [a, b] : G(t) > c}`` around the maximiser ``t_hat``.
 
-    Bisection on each side of ``t_hat``; an end of ``[a, b]`` where ``G > c`` still holds is
-    returned as is. Assumes ``G(t_hat) > c`` (callers mask the other entries).
+    One root search on each side of ``t_hat`` (stacked; :func:`solve`); an end of ``[a, b]``
+    where ``G > c`` still holds is returned as is. Assumes ``G(t_hat) > c`` (callers mask the
+    other entries).
     """
-    basis, phi_s, ends = _full(basis, phi_s, ends)
-    a, b = basis.t_lo, basis.t_hi
     y_s = jnp.asarray(y_s, dtype=phi_s.dtype)
     t_hat = jnp.asarray(t_hat, dtype=phi_s.dtype)
+    left = jnp.array([True, False]).reshape((2,) + (1,) * t_hat.ndim)
+    if NEWTON:
+        g_hat = value_at(basis, phi_s, y_s, t_hat)
+        two = (2,) + t_hat.shape
+
+        def side(x):
+            return jnp.broadcast_to(x, two)
+
+        _, root = solve(basis, jnp.broadcast_to(phi_s, two + phi_s.shape[-1:]), side(y_s),
+                        False, side(t_hat), side(g_hat), c, side(left), ends)
+        return root[0], root[1]
+    basis, phi_s, ends = _full(basis, phi_s, ends)
+    a, b = basis.t_lo, basis.t_hi
     # Stack the two searches: left root in [a, t_hat] (G - c rises through 0), right root in
     # [t_hat, b] (G - c falls through 0); "the root lies right of pt" is G(pt) <= c on the left
     # and G(pt) > c on the right.
     lo = jnp.stack([jnp.full_like(t_hat, a), t_hat])
     hi = jnp.stack([t_hat, jnp.full_like(t_hat, b)])
-    left = jnp.array([True, False]).reshape((2,) + (1,) * t_hat.ndim)
+    ph = jnp.stack([phi_s, phi_s])[..., None, :]
+    yy = jnp.stack([y_s, y_s])[..., None]
+    v_prep = _prep(basis, ph, False)  # hoisted out of the bisection loop
 
-    if NEWTON:
-        # one set of coefficients, broadcast over the two sides (leading axis of lo, hi)
-        ph1, yy1 = phi_s[None], y_s[None]
-        n_prep = _prep(basis, ph1, False, pair=True)  # hoisted out of the loop
-        g_hat = value_at(basis, phi_s, y_s, t_hat)
-        s_gap = jnp.sqrt(jnp.maximum(g_hat - c, 0.0))
+    def pred(pts):
+        return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left[..., None]
 
-        def w(t):  # w = sqrt(G(t̂) - G(t)) - sqrt(G(t̂) - c), w' = -G'(t) / (2 sqrt(G(t̂) - G(t)))
-            f, df = _with_derivative(basis, ph1, n_prep, t, False)
-            g, dg = yy1 * t - f, yy1 - df
-            u = jnp.sqrt(jnp.maximum(g_hat - g, 0.0))
-            return u - s_gap, jnp.where(u > 0, -dg / (2.0 * jnp.where(u > 0, u, 1.0)), 0.0)
-
-        # as pred: the root lies right of t iff G(t) <= c (w >= 0) on the left, G(t) > c on the right
-        root = _newton(w, lambda t, f: (f < 0) ^ left, lo, hi, N_BISECT, N_NEWTON_CROSS)
-    else:
-        ph = jnp.stack([phi_s, phi_s])[..., None, :]
-        yy = jnp.stack([y_s, y_s])[..., None]
-        v_prep = _prep(basis, ph, False)  # hoisted out of the bisection loop
-
-        def pred(pts):
-            return (value_at(basis, ph, yy, pts, v_prep) - c > 0) ^ left[..., None]
-
-        lo, hi = _multisect(pred, lo, hi)
-        root = 0.5 * (lo + hi)
+    lo, hi = _multisect(pred, lo, hi)
+    root = 0.5 * (lo + hi)
     f_a, _, f_b, _ = basis.endpoints() if ends is None else ends
     ok_a = y_s * a - phi_s @ f_a - c > 0
     ok_b = y_s * b - phi_s @ f_b - c > 0
