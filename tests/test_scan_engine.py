@@ -141,9 +141,11 @@ def test_scan_matches_brute_force(direction, varying_p):
     assert agree >= total - 1, f"{agree}/{total} tables reached the brute-force optimum"
 
 
-@pytest.mark.parametrize("penalty", [0.0, 0.7])
-def test_attribute_step_matches_brute_force(penalty):
-    """The per-attribute step equals the best of all 2^V - 1 value subsets (and unconstrained)."""
+@pytest.mark.parametrize("penalty,one_solver", [(0.0, True), (0.7, True), (0.7, False)])
+def test_attribute_step_matches_brute_force(penalty, one_solver, monkeypatch):
+    """The per-attribute step equals the best of all 2^V - 1 value subsets (and unconstrained),
+    both as one looped solver (small tables) and as three solves (large tables)."""
+    monkeypatch.setattr(E, "SMALL_CELLS", 1 << 30 if one_solver else 0)
     rng = np.random.default_rng(3)
     n_values = (6, 3)
     n = 400
@@ -162,7 +164,8 @@ def test_attribute_step_matches_brute_force(penalty):
         # other attribute constrained to values {0, 2}
         mask = jnp.asarray(np.array([[True] * 6, [True, False, True, False, False, False]]))
         listed = jnp.asarray(np.array([True, True]))
-        step = jax.jit(E.attribute_step)(problem, Phi, Y, basis, mask, listed, 0, penalty)
+        step = jax.jit(lambda *a: E.attribute_step(*a))(  # a fresh trace for each path
+            problem, Phi, Y, basis, mask, listed, 0, penalty)
         row, lst, pooled = step.row, step.listed, step.score
         base = np.isin(codes[:, 1], [0, 2])
         best = _max_llr(y[base], p[base], direction)  # unconstrained

@@ -357,10 +357,12 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
 
     Three batched solves: (0) the maximum of each value and of the pool, (1) both crossings
     ``G = penalty`` of each value with a positive penalised score, (2) the maximum of each
-    interval's value set. They run as one loop over the three with one :func:`~._solve.solve`
-    on 2·V_max rows (padded), so the step compiles one solver instead of three (a scan program
-    compiled ~1 s faster on CPU). The padding costs 6V row-solves a step instead of 5V; a
-    warm 100k × 4 × 50 scan measured the same either way (2.2-2.6 s, within this machine's noise).
+    interval's value set. On small tables (``C ≤ SMALL_CELLS``, where compiling costs more than
+    running) they run as one loop over one :func:`~._solve.solve` on 2·V_max rows (padded), so
+    the step compiles one solver instead of three (a 10k × 4 × 5 scan program compiled ~1 s
+    faster on CPU); on larger tables as three solves on their own V + 1, 2V and 2V rows (the
+    padding's extra sixth of solver work and the loop measured 10-20% slower warm at 100k × 4 ×
+    10 and × 50).
     """
     v_max = problem.v_max
     dtype = Phi.dtype
@@ -397,17 +399,28 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     def finish(st: _Phases, g, t):
         return st._replace(g2=g, t2=t)
 
-    def body(i, st: _Phases):
-        g, t = solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c, left, ends)
-        return jax.lax.switch(i, [to_crossings, to_intervals, finish], st, g, t)
+    after = [to_crossings, to_intervals, finish]
+    if problem.num_cells <= SMALL_CELLS:  # small tables: one solver to compile, on 2V rows
+        def body(i, st: _Phases):
+            g, t = solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c, left, ends)
+            return jax.lax.switch(i, after, st, g, t)
 
-    pad = jnp.zeros((v_max - 1, k), dtype)
-    st = _Phases(
-        jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True), pad]),
-        jnp.concatenate([y_v, y_v.sum(keepdims=True), jnp.zeros(v_max - 1, dtype)]),
-        zw, zw, zw, zw, batched_zeros((w - 1, v_max), bool, y_v), zw, zw,
-    )
-    st = jax.lax.fori_loop(0, 3, body, st)
+        pad = jnp.zeros((v_max - 1, k), dtype)
+        st = _Phases(
+            jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True), pad]),
+            jnp.concatenate([y_v, y_v.sum(keepdims=True), jnp.zeros(v_max - 1, dtype)]),
+            zw, zw, zw, zw, batched_zeros((w - 1, v_max), bool, y_v), zw, zw,
+        )
+        st = jax.lax.fori_loop(0, 3, body, st)
+    else:  # large tables: three solvers, each on its own rows (V + 1, 2V, 2V)
+        z1 = zw[: v_max + 1]
+        st = _Phases(jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True)]),
+                     jnp.concatenate([y_v, y_v.sum(keepdims=True)]), z1, z1, zw, zw,
+                     jnp.zeros((w - 1, v_max), bool), zw, zw)
+        for i in range(3):
+            rows = st.y.shape[0]
+            g, t = solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c, left[:rows], ends)
+            st = after[i](st, g, t)
     g_all, t_all = st.g0[v_max], st.t0[v_max]
     k_j = st.member.astype(dtype).sum(axis=1)
     s_j = jnp.where(k_j > 0, st.g2[:-1] - c * k_j, -inf)
