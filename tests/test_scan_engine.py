@@ -351,8 +351,8 @@ def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
     keys = jax.random.split(jax.random.key(2), 2)
 
     def run():  # a fresh jit, so the module switches are read at trace time
-        f = jax.jit(E._scan_cells.__wrapped__, static_argnums=(7, 8))
-        one = jax.vmap(lambda k: f(k, cells, Phi, Y, basis, 0.01, 60, RESTARTS, True))
+        f = jax.jit(E._scan_cells.__wrapped__, static_argnums=(7, 8, 9))
+        one = jax.vmap(lambda k: f(k, cells, Phi, Y, basis, 0.01, 60, RESTARTS, True, None))
         return one(keys)
 
     monkeypatch.setattr(E, "AGGREGATE", "onehot")

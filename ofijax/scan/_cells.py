@@ -123,7 +123,7 @@ def _rate_replicates(keys, problem, n_pad, pbar_null, t_bounds, penalty, eps, nu
         pbar = jnp.clip(y_star.sum() / n_pad.sum(), eps, 1.0 - eps)
         basis = Basis("exact", t_bounds[0], t_bounds[1], pbar[None])
         r = scan_arrays(k_scan, problem, n_pad[:, None], y_star, basis, penalty=penalty,
-                        num_restarts=num_restarts, max_steps=max_steps)
+                        num_restarts=num_restarts, max_steps=max_steps, throughput=True)
         return r.score, r.converged
 
     return jax.vmap(one)(keys)

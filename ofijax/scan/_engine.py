@@ -346,8 +346,8 @@ class _Phases(NamedTuple):
     t2: jax.Array  # (2V,)
 
 
-def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, penalty, ends=None
-                   ) -> Step:
+def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, penalty, ends=None,
+                   one_solver: bool | None = None) -> Step:
     """Exact best value set of attribute ``m`` given the other constraints (a :class:`Step`).
 
     ``score = G*(new subset) - penalty·|row|`` (0 penalty if unlisted): the penalised interval
@@ -357,12 +357,12 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
 
     Three batched solves: (0) the maximum of each value and of the pool, (1) both crossings
     ``G = penalty`` of each value with a positive penalised score, (2) the maximum of each
-    interval's value set. On small tables (``C ≤ SMALL_CELLS``, where compiling costs more than
-    running) they run as one loop over one :func:`~._solve.solve` on 2·V_max rows (padded), so
+    interval's value set. With ``one_solver`` (default: on small tables, ``C ≤ SMALL_CELLS``,
+    where compiling costs more than running) they run as one loop over one :func:`~._solve.solve` on 2·V_max rows (padded), so
     the step compiles one solver instead of three (a 10k × 4 × 5 scan program compiled ~1 s
-    faster on CPU); on larger tables as three solves on their own V + 1, 2V and 2V rows (the
+    faster on CPU); otherwise as three solves on their own V + 1, 2V and 2V rows (the
     padding's extra sixth of solver work and the loop measured 10-20% slower warm at 100k × 4 ×
-    10 and × 50).
+    10 and × 50, and 200 randomization replicates at 10k × 4 × 5 ~1.4× slower).
     """
     v_max = problem.v_max
     dtype = Phi.dtype
@@ -400,7 +400,9 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
         return st._replace(g2=g, t2=t)
 
     after = [to_crossings, to_intervals, finish]
-    if problem.num_cells <= SMALL_CELLS:  # small tables: one solver to compile, on 2V rows
+    if one_solver is None:
+        one_solver = problem.num_cells <= SMALL_CELLS
+    if one_solver:  # one solver to compile, on 2V rows
         def body(i, st: _Phases):
             g, t = solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c, left, ends)
             return jax.lax.switch(i, after, st, g, t)
@@ -412,7 +414,7 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
             zw, zw, zw, zw, batched_zeros((w - 1, v_max), bool, y_v), zw, zw,
         )
         st = jax.lax.fori_loop(0, 3, body, st)
-    else:  # large tables: three solvers, each on its own rows (V + 1, 2V, 2V)
+    else:  # three solvers, each on its own rows (V + 1, 2V, 2V)
         z1 = zw[: v_max + 1]
         st = _Phases(jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True)]),
                      jnp.concatenate([y_v, y_v.sum(keepdims=True)]), z1, z1, zw, zw,
@@ -493,7 +495,7 @@ def _group_width(problem: Problem, lanes: int) -> int:
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
 
-def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
+def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver=None):
     """All starts in lock-step; each iteration steps every active lane (:func:`_group_width`).
 
     Restart lanes (MDSS): restart 0 from the whole data, others from a random start; each
@@ -538,7 +540,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
     # dominates.)
     width = _group_width(problem, lanes)
     def one_step(mk, ls, a):
-        st = attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends)
+        st = attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends, one_solver)
         return st.row, st.listed, st.score, st.pool_score
 
     step_fn = jax.vmap(one_step)
@@ -623,7 +625,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends):
 
 def scan_arrays(
     key, problem: Problem, Phi, Y, basis: Basis, *, penalty, num_restarts: int = 10,
-    max_steps: int | None = None, greedy: bool = True,
+    max_steps: int | None = None, greedy: bool = True, throughput: bool = False,
 ) -> RawScan:
     """Multi-start coordinate ascent (MDSS) over cell arrays; returns the best restart.
 
@@ -644,6 +646,10 @@ def scan_arrays(
         of MDSS locks in noise constraints (AIF360 stops at a third of the planted score on the
         100k × 10 × 10 benchmark); the steepest start avoids that. It costs one lane, i.e. M
         iterations per move, usually fewer than the restarts need anyway.
+      throughput: compile for run time rather than compile time: for callers that run the same
+        shape many times (randomization replicates). By default a table of at most
+        :data:`SMALL_CELLS` cells gets the fast-compiling program (one looped solver per step,
+        :func:`ofijax._jaxcache.compiler_options`), whose run is up to ~1.4× slower.
 
     Returns:
       :class:`RawScan` of the best restart; its score and log q are re-computed directly from the
@@ -655,11 +661,12 @@ def scan_arrays(
     # The jitted core sees only cell arrays (not row_cell), so its compilation is shared by all
     # data sets with the same (C, M, V_max, K).
     cells = dataclasses.replace(problem, row_cell=jnp.zeros(0, jnp.int32))
-    args = (key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy))
+    small = Phi.shape[0] <= SMALL_CELLS and not throughput
+    args = (key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy), small)
     if is_tracer(Phi):  # inside an outer jit/vmap: nothing runs now
         return _scan_cells(*args)
     shape = (tuple(Phi.shape), str(Phi.dtype), tuple(problem.cell_codes.shape), problem.v_max,
-             basis.kind, num_restarts, bool(greedy))
+             basis.kind, num_restarts, bool(greedy), small)
     c, k = Phi.shape
     if shape in _COMPILED:
         msg = f"scan: searching {c:,} cells × {m} attributes"
@@ -667,7 +674,7 @@ def scan_arrays(
         msg = (f"scan: compiling the search for {c:,} cells × {m} attributes × {k} features "
                "(once per shape and process; cached on disk for later processes)")
     # Small problems (run time ≪ compile time) use the faster-compiling program.
-    fn = _scan_cells_small if c <= SMALL_CELLS else _scan_cells
+    fn = _scan_cells_small if small else _scan_cells
     with Notice(msg):
         out = fn(*args)
         jax.block_until_ready(out)
@@ -685,12 +692,12 @@ SMALL_CELLS = 4096
 
 
 def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
-                     greedy) -> RawScan:
+                     greedy, one_solver) -> RawScan:
     penalty = jnp.asarray(penalty, Phi.dtype)
     keys = jax.random.split(key, num_restarts)
     ends = basis.endpoints()
     masks, listeds, scores, conv, steps = _search(
-        keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends
+        keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver
     )
     best = jnp.argmax(scores)
     mask, listed = masks[best], listeds[best]
@@ -698,8 +705,8 @@ def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restar
     return RawScan(mask, listed, score, t, jnp.all(conv), steps)
 
 
-_scan_cells = jax.jit(_scan_cells_impl, static_argnums=(7, 8))
-_scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8),
+_scan_cells = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9))
+_scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9),
                             compiler_options=compiler_options())
 
 

@@ -385,7 +385,7 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
                                           nc)
                 out = scan_arrays(jax.random.wrap_key_data(kd, impl=impl), data.problem, Phi, Y,
                                   basis, penalty=params.penalty, num_restarts=spec.num_restarts,
-                                  max_steps=spec.max_steps)
+                                  max_steps=spec.max_steps, throughput=True)
                 sc = float(out.score)
                 scores[r] = sc if sc > 0 else 0.0
                 conv[r] = bool(out.converged)
