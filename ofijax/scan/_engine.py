@@ -333,7 +333,8 @@ class Step(NamedTuple):
 
 
 class _Phases(NamedTuple):
-    """Carry of :func:`attribute_step`'s loop over its three solves (2·V_max rows each)."""
+    """State of :func:`attribute_step` between its three solves (2·V_max rows each in the looped
+    form; solve 0 has V_max + 1 rows in the three-solve form)."""
 
     phi: jax.Array  # (2V, K) the rows' features for the next solve
     y: jax.Array  # (2V,)
@@ -402,27 +403,25 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     after = [to_crossings, to_intervals, finish]
     if one_solver is None:
         one_solver = problem.num_cells <= SMALL_CELLS
-    if one_solver:  # one solver to compile, on 2V rows
-        def body(i, st: _Phases):
-            g, t = solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c, left, ends)
-            return jax.lax.switch(i, after, st, g, t)
 
-        pad = jnp.zeros((v_max - 1, k), dtype)
-        st = _Phases(
-            jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True), pad]),
-            jnp.concatenate([y_v, y_v.sum(keepdims=True), jnp.zeros(v_max - 1, dtype)]),
-            zw, zw, zw, zw, batched_zeros((w - 1, v_max), bool, y_v), zw, zw,
-        )
-        st = jax.lax.fori_loop(0, 3, body, st)
+    def solve_at(i, st: _Phases):  # solve i on the carry's rows: (G at t*, t*)
+        return solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c,
+                     left[: st.y.shape[0]], ends)
+
+    # solve 0's rows: the V values and the pool (padded to 2V rows for the loop)
+    n0 = w if one_solver else v_max + 1
+    pad = n0 - v_max - 1
+    st = _Phases(
+        jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True), jnp.zeros((pad, k), dtype)]),
+        jnp.concatenate([y_v, y_v.sum(keepdims=True), jnp.zeros(pad, dtype)]),
+        zw[:n0], zw[:n0], zw, zw, batched_zeros((w - 1, v_max), bool, y_v), zw, zw,
+    )
+    if one_solver:  # one solver to compile, on 2V rows
+        st = jax.lax.fori_loop(
+            0, 3, lambda i, st: jax.lax.switch(i, after, st, *solve_at(i, st)), st)
     else:  # three solvers, each on its own rows (V + 1, 2V, 2V)
-        z1 = zw[: v_max + 1]
-        st = _Phases(jnp.concatenate([phi_v, phi_v.sum(axis=0, keepdims=True)]),
-                     jnp.concatenate([y_v, y_v.sum(keepdims=True)]), z1, z1, zw, zw,
-                     jnp.zeros((w - 1, v_max), bool), zw, zw)
         for i in range(3):
-            rows = st.y.shape[0]
-            g, t = solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c, left[:rows], ends)
-            st = after[i](st, g, t)
+            st = after[i](st, *solve_at(i, st))
     g_all, t_all = st.g0[v_max], st.t0[v_max]
     k_j = st.member.astype(dtype).sum(axis=1)
     s_j = jnp.where(k_j > 0, st.g2[:-1] - c * k_j, -inf)

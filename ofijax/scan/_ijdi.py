@@ -34,6 +34,7 @@ from .._validation import (
     check_finite,
     check_nonnegative_scalar,
     check_probabilities,
+    device_array,
 )
 from ._alg1 import (
     CODE_ACCEPT,
@@ -356,7 +357,7 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
             p_null = np.clip(side.y.mean() + lam * (side.p - side.p.mean()), 0.0, 1.0)
         else:
             p_null = np.full(side.y.shape, side.y.mean())
-        p_null = jnp.asarray(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
+        p_null = device_array(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
         common = dict(kind=spec.kind, lam=lam, eps=eps, qb=qb)
         if opts.top_k is None:
             run = _run_small if problem.num_cells <= SMALL_CELLS else _run
@@ -364,7 +365,7 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
                                basis, params)
             out = jax.tree.map(np.asarray, out)
             rows_in = np.asarray(
-                row_mask(problem, jnp.asarray(out.mask), jnp.asarray(out.listed)))[: data.n]
+                row_mask(problem, device_array(out.mask), device_array(out.listed)))[: data.n]
             null, bad = None, 0
             if rnd.num_samples:
                 null, bad = null_scores(
