@@ -290,7 +290,8 @@ def _path_table(seed=7, n=700, n_values=(7, 5, 70)):
 
 @pytest.mark.parametrize("v_cap", [None, 6])
 def test_per_value_paths_match_numpy(monkeypatch, v_cap):
-    """One-hot matmul, segment sum and chunk-skipping segment sum give the same per-value sums
+    """One-hot matmul, segment sum (of the stacked cell statistics, padded or not) and
+    chunk-skipping segment sum (always, or when few chunks are used) give the same per-value sums
     (to 1e-12 relative) as NumPy over the rows; membership by shifts (V ≤ 64) and by gather
     (V > 64) equals NumPy's; all also under vmap."""
     codes, y, p, n_values = _path_table()
@@ -323,9 +324,15 @@ def test_per_value_paths_match_numpy(monkeypatch, v_cap):
         inside = E._in_subset(problem, mk, ls, skip=a)
         return E._per_value(problem, Phi, Y, inside, E._column(problem, a))
 
-    for how, chunk in (("onehot", 256), ("segment", 1 << 30), ("segment", 8)):
+    # segment sums: chunks never skipped (the chunk does not divide C), skipped whenever any is
+    # unused (share 1), and by the default rule; stacked rows padded to 4 columns or not padded
+    for how, chunk, share, align in (("onehot", 256, 4, 4), ("segment", 1 << 30, 4, 4),
+                                     ("segment", 8, 1, 4), ("segment", 8, 4, 1),
+                                     ("segment", 8, 1 << 30, 4)):
         monkeypatch.setattr(E, "AGGREGATE", how)
         monkeypatch.setattr(E, "SEGMENT_CHUNK", chunk)
+        monkeypatch.setattr(E, "SKIP_MAX_SHARE", share)
+        monkeypatch.setattr(E, "STACK_ALIGN", align)
         out = jax.jit(jax.vmap(agg))(jnp.asarray(masks), jnp.asarray(listed), jnp.asarray(attrs))
         for lane in range(3):
             single = jax.jit(agg)(jnp.asarray(masks[lane]), jnp.asarray(listed[lane]),

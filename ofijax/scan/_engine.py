@@ -56,10 +56,12 @@ Cost model (per lane-step; C cells, M attributes, K features, V = V_max):
 * membership of the other constraints: O(C·M) elementwise (one packed-bit shift per code when
   V ≤ 64; no gathers, which cost ~5-25 ns per element on XLA's CPU backend);
 * per-value sums (:func:`_per_value`): a masked one-hot matmul, O(C·V·K), for small tables
-  (C·V < :data:`SEGMENT_MIN_WORK`), else a segment sum of the features by code, O(C_used·K) with
-  no V factor, where chunks of :data:`SEGMENT_CHUNK` cells with no cell in the subgroup are
-  skipped (cells are in lexicographic order, so most of them are once the first attributes are
-  constrained); each lane's segment sum stays an un-batched scatter under ``vmap``;
+  (C·V < :data:`SEGMENT_MIN_WORK`), else one segment sum by code of the cell statistics
+  (features, outcome and row counts side by side, :func:`_cell_stats`), O(C·K) with no V factor;
+  when at most 1/:data:`SKIP_MAX_SHARE` of the chunks of :data:`SEGMENT_CHUNK` cells hold a cell
+  of the subgroup, only those chunks are summed (cells are in lexicographic order, so a subgroup's
+  cells cluster once the first attributes are constrained); each lane's segment sum stays an
+  un-batched scatter under ``vmap``;
 * the solves: O(V·K·18) (three solves on 2V rows, each 5 halvings then safeguarded Newton on
   Clenshaw series, run as one loop over one compiled solver; see :func:`attribute_step` and
   :mod:`._solve`), independent of C.
@@ -68,7 +70,8 @@ Lanes stop after different numbers of steps; on large tables (C ≥ :data:`GROUP
 iteration steps only the active lanes, in groups of :data:`GROUP_WIDTH`, so a scan costs about
 Σ_lanes steps lane-steps rather than L·max steps (417 vs 1,001 at 100k × 10 × 10). Cell
 compression pays when C ≪ N; when nearly every row is its own cell each lane-step streams the
-C·K features once (≈ 3-5 ms at C = 10^5, K = 44 on one CPU core), minus the skipped chunks.
+C·(K + 2) statistics once (≈ 1.5 ms at C = 1.15·10^5, K = 44 on one CPU core), or only the used
+chunks.
 """
 
 from __future__ import annotations
@@ -261,6 +264,15 @@ AGGREGATE = "auto"
 
 #: Cells per chunk of the chunk-skipping segment sum (``num_cells`` must be a multiple).
 SEGMENT_CHUNK = 256
+#: ... and the chunks are skipped only when at most 1/SKIP_MAX_SHARE of them hold a subgroup cell:
+#: the skipping loop copies each used chunk (its dynamic slice) before scattering it, ~4× the
+#: per-row cost of one segment sum over all rows (XLA:CPU, 115k cells × 48 columns), so past that
+#: share one segment sum of every cell is cheaper (replaying the lane-steps of the 100k × 4 × 50
+#: scan: 1.0 s of per-value sums against 1.5 s when always skipping).
+SKIP_MAX_SHARE = 4
+#: :func:`_cell_stats` pads its rows to a multiple of this many columns: XLA:CPU's scatter of
+#: 46-column rows ran ~1.5× slower than of 48-column ones (its inner loop vectorises by 4).
+STACK_ALIGN = 4
 
 
 def _segment_sums(num: int, chunk: int | None = None):
@@ -274,7 +286,8 @@ def _segment_sums(num: int, chunk: int | None = None):
 
     With ``chunk``, the rows are summed in chunks of ``chunk`` rows and chunks whose rows all go
     to the dropped slot are skipped (cells are in lexicographic order of their codes, so a
-    subgroup's cells cluster); the sums are the same up to summation order.
+    subgroup's cells cluster) when at most 1/:data:`SKIP_MAX_SHARE` of the chunks are used,
+    else all rows are summed at once; the sums are the same up to summation order.
     """
 
     @jax.custom_batching.sequential_vmap
@@ -292,31 +305,62 @@ def _segment_sums(num: int, chunk: int | None = None):
             return acc + jax.ops.segment_sum(
                 xs, jax.lax.dynamic_slice_in_dim(ids, start, chunk), num_segments=num)
 
-        return jax.lax.fori_loop(0, jnp.sum(used), body,
-                                 jnp.zeros((num,) + x.shape[1:], x.dtype))
+        def chunked(_):
+            return jax.lax.fori_loop(0, n_used, body, jnp.zeros((num,) + x.shape[1:], x.dtype))
+
+        def whole(_):
+            return jax.ops.segment_sum(x, ids, num_segments=num)
+
+        n_used = jnp.sum(used, dtype=jnp.int32)
+        return jax.lax.cond(n_used * SKIP_MAX_SHARE <= nb, chunked, whole, None)
 
     return seg
 
 
-def _per_value(problem: Problem, Phi, Y, inside, col):
+def _aggregation(problem: Problem) -> str:
+    """How :func:`_per_value` sums: ``"segment"`` or ``"onehot"`` (see :data:`AGGREGATE`)."""
+    if AGGREGATE != "auto":
+        return AGGREGATE
+    return "segment" if problem.num_cells * problem.v_max >= SEGMENT_MIN_WORK else "onehot"
+
+
+def _cell_stats(problem: Problem, Phi, Y):
+    """The ``(C, K + 2 + pad)`` rows :func:`_per_value`'s segment sum scatters, or ``None`` where
+    it sums by one-hot matmul: columns ``[Phi | Y | n_cells | 0…]``, zero-padded to a multiple of
+    :data:`STACK_ALIGN` columns.
+
+    One scatter of these rows costs about what the scatter of ``Phi`` alone did (XLA:CPU's
+    scatter pays per row), where ``Y`` and ``n_cells`` had a second one. Loop-invariant: build
+    it once per scan and pass it to :func:`attribute_step`, not once per step.
+    """
+    if _aggregation(problem) != "segment":
+        return None
+    return _stack(problem, Phi, Y)
+
+
+def _stack(problem: Problem, Phi, Y):
+    pad = (-(Phi.shape[1] + 2)) % STACK_ALIGN
+    return jnp.concatenate([Phi, jnp.asarray(Y, Phi.dtype)[:, None],
+                            problem.n_cells.astype(Phi.dtype)[:, None],
+                            jnp.zeros((Phi.shape[0], pad), Phi.dtype)], axis=1)
+
+
+def _per_value(problem: Problem, Phi, Y, inside, col, stats=None):
     """``(phi_v (V, K), y_v (V,), n_v (V,))``: sums over the ``inside`` cells by value ``col``.
 
     Two exact-arithmetic-equivalent forms (they differ only in summation order, ~1e-16
     relative): a masked one-hot matmul, O(C·V·K) (cheapest for small tables), and a segment sum
     of the cell features by code (``inside`` cells to their value, the others to a dump slot),
-    O(C·K) with no V factor.
+    O(C·K) with no V factor, on ``stats`` (:func:`_cell_stats`; built here when not given).
     """
     v_max = problem.v_max
-    how = AGGREGATE
-    if how == "auto":
-        how = "segment" if problem.num_cells * v_max >= SEGMENT_MIN_WORK else "onehot"
-    if how == "segment":
+    if _aggregation(problem) == "segment":
+        k = Phi.shape[-1]
+        stats = _stack(problem, Phi, Y) if stats is None else stats
         # the barrier keeps the index computation out of the scatter's fused loop
         ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
-        seg = _segment_sums(v_max + 1, SEGMENT_CHUNK)
-        phi_v = seg(Phi, ids)[:v_max]
-        yn = seg(jnp.stack([jnp.asarray(Y, Phi.dtype), problem.n_cells], axis=1), ids)[:v_max]
-        return phi_v, yn[:, 0], yn[:, 1]
+        sums = _segment_sums(v_max + 1, SEGMENT_CHUNK)(stats, ids)[:v_max]
+        return sums[:, :k], sums[:, k], sums[:, k + 1]
     onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype)
     onehot = onehot * inside.astype(Phi.dtype)[:, None]
     return onehot.T @ Phi, onehot.T @ Y, onehot.T @ problem.n_cells
@@ -348,7 +392,7 @@ class _Phases(NamedTuple):
 
 
 def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, penalty, ends=None,
-                   one_solver: bool | None = None) -> Step:
+                   one_solver: bool | None = None, stats=None) -> Step:
     """Exact best value set of attribute ``m`` given the other constraints (a :class:`Step`).
 
     ``score = G*(new subset) - penalty·|row|`` (0 penalty if unlisted): the penalised interval
@@ -363,7 +407,9 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     the step compiles one solver instead of three (a 10k × 4 × 5 scan program compiled ~1 s
     faster on CPU); otherwise as three solves on their own V + 1, 2V and 2V rows (the
     padding's extra sixth of solver work and the loop measured 10-20% slower warm at 100k × 4 ×
-    10 and × 50, and 200 randomization replicates at 10k × 4 × 5 ~1.4× slower).
+    10 and × 50, and 200 randomization replicates at 10k × 4 × 5 ~1.4× slower). ``stats``: the
+    loop-invariant :func:`_cell_stats` of ``(Phi, Y)`` when the caller steps many times (built
+    here when None).
     """
     v_max = problem.v_max
     dtype = Phi.dtype
@@ -371,7 +417,7 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     ends = basis.endpoints() if ends is None else ends
     inside = _in_subset(problem, mask, listed, skip=m)  # (C,)
     col = _column(problem, m)  # (C,)
-    phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col)
+    phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col, stats)
     present = n_v > 0
     w = 2 * v_max
     k = phi_v.shape[-1]
@@ -538,8 +584,10 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
     # dominates.)
     width = _group_width(problem, lanes)
+    stats = _cell_stats(problem, Phi, Y)  # loop-invariant: once, not per step
+
     def one_step(mk, ls, a):
-        st = attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends, one_solver)
+        st = attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends, one_solver, stats)
         return st.row, st.listed, st.score, st.pool_score
 
     step_fn = jax.vmap(one_step)
