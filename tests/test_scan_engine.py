@@ -273,7 +273,7 @@ def test_vmap_over_replicates():
 
 
 # ---------------------------------------------------------------------------------------------
-# Aggregation paths of the engine (segment sum, chunk skipping, shift-tested membership,
+# Aggregation paths of the engine (segment sum, one-hot matmul, shift-tested membership,
 # grouped lanes) against the one-hot reference path and NumPy
 
 
@@ -290,10 +290,10 @@ def _path_table(seed=7, n=700, n_values=(7, 5, 70)):
 
 @pytest.mark.parametrize("v_cap", [None, 6])
 def test_per_value_paths_match_numpy(monkeypatch, v_cap):
-    """One-hot matmul, segment sum (of the stacked cell statistics, padded or not) and
-    chunk-skipping segment sum (always, or when few chunks are used) give the same per-value sums
-    (to 1e-12 relative) as NumPy over the rows; membership by shifts (V ≤ 64) and by gather
-    (V > 64) equals NumPy's; all also under vmap."""
+    """One-hot matmul and segment sum (of the stacked cell statistics, padded or not; cells
+    outside the subgroup dropped) give the same per-value sums (to 1e-12 relative) as NumPy over
+    the rows; membership by shifts (V ≤ 64) and by gather (V > 64) equals NumPy's; all also under
+    vmap."""
     codes, y, p, n_values = _path_table()
     if v_cap is not None:  # all V ≤ 64: the shift test
         codes = np.minimum(codes, v_cap - 1)
@@ -324,14 +324,9 @@ def test_per_value_paths_match_numpy(monkeypatch, v_cap):
         inside = E._in_subset(problem, mk, ls, skip=a)
         return E._per_value(problem, Phi, Y, inside, E._column(problem, a))
 
-    # segment sums: chunks never skipped (the chunk does not divide C), skipped whenever any is
-    # unused (share 1), and by the default rule; stacked rows padded to 4 columns or not padded
-    for how, chunk, share, align in (("onehot", 256, 4, 4), ("segment", 1 << 30, 4, 4),
-                                     ("segment", 8, 1, 4), ("segment", 8, 4, 1),
-                                     ("segment", 8, 1 << 30, 4)):
+    # segment sums of the stacked rows padded to 4 columns or not padded
+    for how, align in (("onehot", 4), ("segment", 4), ("segment", 1)):
         monkeypatch.setattr(E, "AGGREGATE", how)
-        monkeypatch.setattr(E, "SEGMENT_CHUNK", chunk)
-        monkeypatch.setattr(E, "SKIP_MAX_SHARE", share)
         monkeypatch.setattr(E, "STACK_ALIGN", align)
         out = jax.jit(jax.vmap(agg))(jnp.asarray(masks), jnp.asarray(listed), jnp.asarray(attrs))
         for lane in range(3):
@@ -344,7 +339,7 @@ def test_per_value_paths_match_numpy(monkeypatch, v_cap):
 
 
 def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
-    """Stepping only the active lanes in groups, with segment sums over skipped chunks, takes the
+    """Stepping only the active lanes in groups, with segment sums (cells outside dropped), takes the
     same steps and finds the same subgroups as the lock-step one-hot search (also vmapped)."""
     codes, y, p, n_values = _path_table(seed=3, n=900, n_values=(6, 4, 9))
     bump = (codes[:, 0] == 2) & (codes[:, 2] < 4)
@@ -366,7 +361,6 @@ def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
     monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1 << 40)
     ref = run()
     monkeypatch.setattr(E, "AGGREGATE", "segment")
-    monkeypatch.setattr(E, "SEGMENT_CHUNK", 8)
     monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1)
     assert E._group_width(cells, RESTARTS + 1) == E.GROUP_WIDTH
     got = run()

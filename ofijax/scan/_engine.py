@@ -57,11 +57,9 @@ Cost model (per lane-step; C cells, M attributes, K features, V = V_max):
   V ≤ 64; no gathers, which cost ~5-25 ns per element on XLA's CPU backend);
 * per-value sums (:func:`_per_value`): a masked one-hot matmul, O(C·V·K), for small tables
   (C·V < :data:`SEGMENT_MIN_WORK`), else one segment sum by code of the cell statistics
-  (features, outcome and row counts side by side, :func:`_cell_stats`), O(C·K) with no V factor;
-  when at most 1/:data:`SKIP_MAX_SHARE` of the chunks of :data:`SEGMENT_CHUNK` cells hold a cell
-  of the subgroup, only those chunks are summed (cells are in lexicographic order, so a subgroup's
-  cells cluster once the first attributes are constrained); each lane's segment sum stays an
-  un-batched scatter under ``vmap``;
+  (features, outcome and row counts side by side, :func:`_cell_stats`) with no V factor: O(C)
+  index tests plus O(C_in·K) for the C_in cells that satisfy the other constraints (the others
+  are dropped unread); each lane's segment sum stays an un-batched scatter under ``vmap``;
 * the solves: O(V·K·18) (three solves on 2V rows, each 5 halvings then safeguarded Newton on
   Clenshaw series, run as one loop over one compiled solver; see :func:`attribute_step` and
   :mod:`._solve`), independent of C.
@@ -69,9 +67,9 @@ Cost model (per lane-step; C cells, M attributes, K features, V = V_max):
 Lanes stop after different numbers of steps; on large tables (C ≥ :data:`GROUP_MIN_CELLS`) each
 iteration steps only the active lanes, in groups of :data:`GROUP_WIDTH`, so a scan costs about
 Σ_lanes steps lane-steps rather than L·max steps (417 vs 1,001 at 100k × 10 × 10). Cell
-compression pays when C ≪ N; when nearly every row is its own cell each lane-step streams the
-C·(K + 2) statistics once (≈ 1.5 ms at C = 1.15·10^5, K = 44 on one CPU core), or only the used
-chunks.
+compression pays when C ≪ N; when nearly every row is its own cell each lane-step tests all C
+cells and reads the statistics of those inside (≈ 0.3 ms at C = 1.15·10^5, K = 44, 5% inside on
+one CPU core; ≈ 2 ms if all are inside).
 """
 
 from __future__ import annotations
@@ -262,57 +260,30 @@ SEGMENT_MIN_WORK = 1 << 16
 AGGREGATE = "auto"
 
 
-#: Cells per chunk of the chunk-skipping segment sum (``num_cells`` must be a multiple).
-SEGMENT_CHUNK = 256
-#: ... and the chunks are skipped only when at most 1/SKIP_MAX_SHARE of them hold a subgroup cell:
-#: the skipping loop copies each used chunk (its dynamic slice) before scattering it, ~4× the
-#: per-row cost of one segment sum over all rows (XLA:CPU, 115k cells × 48 columns), so past that
-#: share one segment sum of every cell is cheaper (replaying the lane-steps of the 100k × 4 × 50
-#: scan: 1.0 s of per-value sums against 1.5 s when always skipping).
-SKIP_MAX_SHARE = 4
 #: :func:`_cell_stats` pads its rows to a multiple of this many columns: XLA:CPU's scatter of
 #: 46-column rows ran ~1.5× slower than of 48-column ones (its inner loop vectorises by 4).
 STACK_ALIGN = 4
 
 
-def _segment_sums(num: int, chunk: int | None = None):
-    """``(x, seg) -> segment_sum(x, seg, num)`` (``seg == num - 1``: dropped) that stays
+def _segment_sums(num: int):
+    """``(x, ids) -> segment_sum(x, ids, num)`` with rows whose id is ``≥ num`` dropped, that stays
     un-batched under ``vmap``.
 
-    XLA's CPU scatter-add of a plain (C, K) array is a fast streaming loop (~0.5 ns per element),
-    but a batched scatter (what ``vmap`` makes of it: 2-D indices, broadcast updates) or one whose
-    updates are a fused expression is 10-30× slower, so a ``vmap`` over lanes or replicates is
-    turned into a loop of un-batched scatters (``jax.custom_batching.sequential_vmap``).
+    XLA's CPU scatter-add of a plain (C, K) array is a fast streaming loop, but a batched scatter
+    (what ``vmap`` makes of it: 2-D indices, broadcast updates) or one whose updates are a fused
+    expression is 10-30× slower, so a ``vmap`` over lanes or replicates is turned into a loop of
+    un-batched scatters (``jax.custom_batching.sequential_vmap``).
 
-    With ``chunk``, the rows are summed in chunks of ``chunk`` rows and chunks whose rows all go
-    to the dropped slot are skipped (cells are in lexicographic order of their codes, so a
-    subgroup's cells cluster) when at most 1/:data:`SKIP_MAX_SHARE` of the chunks are used,
-    else all rows are summed at once; the sums are the same up to summation order.
+    A dropped row (out-of-range id, ``mode="drop"``) is tested and skipped without its features
+    being read, so the sum costs about C index tests plus the rows kept: at 115k cells × 48
+    columns 0.3 ms with 5% of the rows kept against 1.9 ms when every row is added (to a dump
+    slot); also faster than summing only the chunks of rows that hold a kept one (each chunk's
+    slice is copied before its scatter).
     """
 
     @jax.custom_batching.sequential_vmap
     def seg(x, ids):
-        if chunk is None or x.shape[0] % chunk:
-            return jax.ops.segment_sum(x, ids, num_segments=num)
-        nb = x.shape[0] // chunk
-        used = jnp.any(ids.reshape(nb, chunk) < num - 1, axis=1)
-        order = jnp.argsort(~used, stable=True)
-
-        def body(j, acc):
-            start = order[j] * chunk
-            xs = jax.lax.optimization_barrier(
-                jax.lax.dynamic_slice_in_dim(x, start, chunk, axis=0))
-            return acc + jax.ops.segment_sum(
-                xs, jax.lax.dynamic_slice_in_dim(ids, start, chunk), num_segments=num)
-
-        def chunked(_):
-            return jax.lax.fori_loop(0, n_used, body, jnp.zeros((num,) + x.shape[1:], x.dtype))
-
-        def whole(_):
-            return jax.ops.segment_sum(x, ids, num_segments=num)
-
-        n_used = jnp.sum(used, dtype=jnp.int32)
-        return jax.lax.cond(n_used * SKIP_MAX_SHARE <= nb, chunked, whole, None)
+        return jax.ops.segment_sum(x, ids, num_segments=num, mode="drop")
 
     return seg
 
@@ -357,9 +328,10 @@ def _per_value(problem: Problem, Phi, Y, inside, col, stats=None):
     if _aggregation(problem) == "segment":
         k = Phi.shape[-1]
         stats = _stack(problem, Phi, Y) if stats is None else stats
-        # the barrier keeps the index computation out of the scatter's fused loop
+        # cells outside the subgroup get an out-of-range id: dropped unread; the barrier keeps
+        # the index computation out of the scatter's fused loop
         ids = jax.lax.optimization_barrier(jnp.where(inside, col, v_max))
-        sums = _segment_sums(v_max + 1, SEGMENT_CHUNK)(stats, ids)[:v_max]
+        sums = _segment_sums(v_max)(stats, ids)
         return sums[:, :k], sums[:, k], sums[:, k + 1]
     onehot = (col[:, None] == jnp.arange(v_max)[None, :]).astype(Phi.dtype)
     onehot = onehot * inside.astype(Phi.dtype)[:, None]
@@ -533,8 +505,8 @@ def _group_width(problem: Problem, lanes: int) -> int:
     large tables each iteration instead steps only the active lanes, in groups of
     :data:`GROUP_WIDTH` (a loop over ⌈active / width⌉ groups), ≈ 420 lane-steps there. Every
     lane takes exactly the steps it took in lock-step. When the active count is odd, the last
-    group's spare slot steps an empty subgroup (all its chunks are skipped) instead of a full
-    step of an inactive lane: at 100k × 4 × 50 that spares 103 of 572 full lane-steps (469 are
+    group's spare slot steps an empty subgroup (its segment sums drop every cell unread) instead
+    of a full step of an inactive lane: at 100k × 4 × 50 that spares 103 of 572 full lane-steps (469 are
     needed; the greedy lane runs alone for its last 65 of 112 steps), at 100k × 10 × 10 63 of 480.
     """
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
@@ -616,7 +588,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
                 rows, lsts, pools, bases = out
                 sel = jax.lax.dynamic_slice(order, (j * width,), (width,))
                 # Slots past the active lanes (an odd count's last group) step an empty subgroup
-                # (no chunk has a cell in it, so its segment sums skip them all) and are dropped:
+                # (its segment sums drop every cell unread) and are dropped:
                 # otherwise an inactive lane or a repeat would cost a full step.
                 spare = j * width + jnp.arange(width) >= n_active
                 mk = jnp.where(spare[:, None, None], False, s.mask[sel])
