@@ -292,8 +292,8 @@ def _path_table(seed=7, n=700, n_values=(7, 5, 70)):
 def test_per_value_paths_match_numpy(monkeypatch, v_cap):
     """One-hot matmul and segment sum (of the stacked cell statistics, padded or not; cells
     outside the subgroup dropped) give the same per-value sums (to 1e-12 relative) as NumPy over
-    the rows; membership by shifts (V ≤ 64) and by gather (V > 64) equals NumPy's; all also under
-    vmap."""
+    the rows; membership by shifts (V ≤ 64; on the codes as stored and attribute-major) and by
+    gather (V > 64) equals NumPy's; all also under vmap."""
     codes, y, p, n_values = _path_table()
     if v_cap is not None:  # all V ≤ 64: the shift test
         codes = np.minimum(codes, v_cap - 1)
@@ -317,6 +317,12 @@ def test_per_value_paths_match_numpy(monkeypatch, v_cap):
         got = np.asarray(E._in_subset(problem, jnp.asarray(masks[lane]),
                                       jnp.asarray(listed[lane]), skip=attrs[lane]))
         np.testing.assert_array_equal(got[row_cell], ins)
+        codes_t = problem.cell_codes.T  # the attribute-major layout of the scan's steps
+        got_t = E._in_subset(problem, jnp.asarray(masks[lane]), jnp.asarray(listed[lane]),
+                             skip=attrs[lane], codes_t=codes_t)
+        np.testing.assert_array_equal(np.asarray(got_t)[row_cell], ins)
+        np.testing.assert_array_equal(np.asarray(E._column(problem, attrs[lane], codes_t)),
+                                      np.asarray(problem.cell_codes)[:, attrs[lane]])
         onehot = (codes[:, attrs[lane]][:, None] == np.arange(problem.v_max)) & ins[:, None]
         ref.append((onehot.T @ phi_rows, onehot.T @ y.astype(np.float64), onehot.sum(axis=0)))
 
