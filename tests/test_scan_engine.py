@@ -345,8 +345,8 @@ def test_per_value_paths_match_numpy(monkeypatch, v_cap):
 
 
 def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
-    """Stepping only the active lanes in groups, with segment sums (cells outside dropped), takes the
-    same steps and finds the same subgroups as the lock-step one-hot search (also vmapped)."""
+    """Stepping only the active lanes in groups, with segment sums (cells outside dropped), takes
+    the same steps and finds the same subgroups as the lock-step one-hot search (also vmapped)."""
     codes, y, p, n_values = _path_table(seed=3, n=900, n_values=(6, 4, 9))
     bump = (codes[:, 0] == 2) & (codes[:, 2] < 4)
     y = np.where(bump, (np.random.default_rng(0).uniform(size=y.size) < 0.9), y).astype(np.int8)

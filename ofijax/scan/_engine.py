@@ -204,11 +204,9 @@ def _allowed(problem: Problem, ok, codes_t=None) -> jax.Array:
         shifts = jnp.arange(problem.v_max, dtype=jnp.uint64)
         bits = jnp.sum(jnp.where(ok, jnp.uint64(1) << shifts, jnp.uint64(0)), axis=1,
                        dtype=jnp.uint64)  # (M,)
-        if codes_t is not None:
-            hit = (bits[:, None] >> codes_t.astype(jnp.uint64)) & jnp.uint64(1)
-            return jnp.all(hit == 1, axis=0)
-        hit = (bits[None, :] >> problem.cell_codes.astype(jnp.uint64)) & jnp.uint64(1)
-        return jnp.all(hit == 1, axis=1)
+        codes, axis = (problem.cell_codes, 1) if codes_t is None else (codes_t, 0)
+        hit = (jnp.expand_dims(bits, 1 - axis) >> codes.astype(jnp.uint64)) & jnp.uint64(1)
+        return jnp.all(hit == 1, axis=axis)
     flat = problem.cell_codes + (jnp.arange(m, dtype=jnp.int32) * problem.v_max)[None, :]
     return jnp.all(ok.reshape(-1)[flat], axis=1)
 
@@ -339,8 +337,8 @@ def _per_value(problem: Problem, Phi, Y, inside, col, stats=None):
 
     Two exact-arithmetic-equivalent forms (they differ only in summation order, ~1e-16
     relative): a masked one-hot matmul, O(C·V·K) (cheapest for small tables), and a segment sum
-    of the cell features by code (``inside`` cells to their value, the others to a dump slot),
-    O(C·K) with no V factor, on ``stats`` (:func:`_prepare`; built here when not given).
+    of the stacked cell statistics ``stats`` (:func:`_prepare`; built here when not given) by
+    code, ``inside`` cells to their value and the others dropped unread, with no V factor.
     """
     v_max = problem.v_max
     if _aggregation(problem) == "segment":
@@ -405,11 +403,10 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     dtype = Phi.dtype
     c = jnp.asarray(penalty, dtype)
     ends = basis.endpoints() if ends is None else ends
-    codes_t = None if prepared is None else prepared.codes_t
-    inside = _in_subset(problem, mask, listed, skip=m, codes_t=codes_t)  # (C,)
-    col = _column(problem, m, codes_t)  # (C,)
-    phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col,
-                                 None if prepared is None else prepared.stats)
+    prepared = _Prepared(None, None) if prepared is None else prepared
+    inside = _in_subset(problem, mask, listed, skip=m, codes_t=prepared.codes_t)  # (C,)
+    col = _column(problem, m, prepared.codes_t)  # (C,)
+    phi_v, y_v, n_v = _per_value(problem, Phi, Y, inside, col, prepared.stats)
     present = n_v > 0
     w = 2 * v_max
     k = phi_v.shape[-1]
@@ -526,8 +523,9 @@ def _group_width(problem: Problem, lanes: int) -> int:
     :data:`GROUP_WIDTH` (a loop over ⌈active / width⌉ groups), ≈ 420 lane-steps there. Every
     lane takes exactly the steps it took in lock-step. When the active count is odd, the last
     group's spare slot steps an empty subgroup (its segment sums drop every cell unread) instead
-    of a full step of an inactive lane: at 100k × 4 × 50 that spares 103 of 572 full lane-steps (469 are
-    needed; the greedy lane runs alone for its last 65 of 112 steps), at 100k × 10 × 10 63 of 480.
+    of a full step of an inactive lane: at 100k × 4 × 50 that spares 103 of 572 full lane-steps
+    (469 are needed; the greedy lane runs alone for its last 65 of 112 steps), at 100k × 10 × 10
+    63 of 480.
     """
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
