@@ -20,12 +20,16 @@
     vmapped batch there (goal ≤ 0.2 s per replicate on 2 cores).
 (e) Cold first call: IJDI-Scan on COMPAS as the first call of a fresh process with an empty
     persistent compilation cache, then in a second fresh process with the cache filled.
+(f) The README tour's FPR-Scans as first calls, the same way (fresh process, cache empty, then
+    filled): ``fpr_scan`` on the IJDI COMPAS file (6,172 rows, 5 attributes) with a
+    19-replicate randomization test, then ``fpr_scan(top_k=3)``. No peer has these; the figures
+    are wall times (the issue's baseline: 15–18 s per first call).
 
 Times are wall-clock ``time.perf_counter`` (min over repeats where stated) on whatever machine
 runs this; other processes sharing the cores inflate both sides. Writes
 ``experiments/results/bench_ijdi.csv``; ends with ``name: value`` lines.
 
-Usage: ``python experiments/bench_ijdi.py [--quick] [--cases a b c d e]`` (a subset of cases
+Usage: ``python experiments/bench_ijdi.py [--quick] [--cases a b c d e f]`` (a subset of cases
 updates only their rows of the CSV).
 """
 
@@ -152,6 +156,37 @@ def bench_cold():
     return {"cold_s": out[0], "cache_warm_s": out[1]}
 
 
+TOUR = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+from ofijax import datasets
+from ofijax.scan import fpr_scan
+ij = datasets.load_compas("ijdi")
+attrs = ij[["Sex", "Race", "Prior Offenses", "Under 25", "ChargeDegree"]]
+y = 1 - ij.ReoffendedWithinTwoYears
+low_risk = (ij.COMPASPredictedDecileScore <= 5).astype(int)
+t0 = time.perf_counter()
+fpr_scan(attrs, y, low_risk, num_samples=19, key=0)
+t1 = time.perf_counter()
+fpr_scan(attrs, y, low_risk, top_k=3)
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def bench_tour_cold():
+    """Case (f): the README tour's two FPR-Scans, first calls in fresh processes."""
+    code = TOUR.format(root=str(Path(__file__).resolve().parents[1]))
+    env = {**os.environ, "OFIJAX_CACHE_DIR": tempfile.mkdtemp(prefix="ofijax-bench-cache-"),
+           "OFIJAX_PROGRESS": "0"}
+    out = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           check=True)
+        out.append([float(x) for x in r.stdout.strip().splitlines()[-1].split()])
+    (fpr0, top0), (fpr1, top1) = out
+    return {"cold_s": fpr0, "cache_warm_s": fpr1, "topk_cold_s": top0, "topk_cache_warm_s": top1}
+
+
 def synthetic(n, attrs, values, seed=0):
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, values, size=(n, attrs))
@@ -252,7 +287,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small run (fewer replicates)")
     ap.add_argument("--replicates", type=int, default=None)
     ap.add_argument("--aif360-reps", type=int, default=None)
-    ap.add_argument("--cases", nargs="+", default=list("abcde"), choices=list("abcde"))
+    ap.add_argument("--cases", nargs="+", default=list("abcdef"), choices=list("abcdef"))
     ap.add_argument("--alg1-replicates", type=int, default=None,
                     help="replicates of case d (default 200; 16 with --quick)")
     args = ap.parse_args()
@@ -268,6 +303,7 @@ def main():
     d = bench_alg1_replicates(args.alg1_replicates or (16 if args.quick else 200)) if (
         "d" in todo) else None
     e = bench_cold() if "e" in todo else None
+    f = bench_tour_cold() if "f" in todo else None
     rows = []
     if a:
         rows.append({"case": "a_ijdi_compas",
@@ -281,11 +317,13 @@ def main():
         rows.append({"case": "d_alg1_replicates_compas", **d})
     if e:
         rows.append({"case": "e_ijdi_compas_cold", **e})
+    if f:
+        rows.append({"case": "f_fpr_tour_cold", **f})
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     for r in rows:
         r["load_avg_1min"] = round(load, 2)
     path = RESULTS / "bench_ijdi.csv"
-    if todo != set("abcde") and path.exists():  # keep the other cases' rows
+    if todo != set("abcdef") and path.exists():  # keep the other cases' rows
         old = [r for r in csv.DictReader(open(path)) if r["case"][0] not in todo]
         rows = sorted(old + rows, key=lambda r: r["case"])
     keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "case", k))
@@ -321,6 +359,11 @@ def main():
     if e:
         print("ijdi_compas_cold_first_call_s:", round(e["cold_s"], 2))
         print("ijdi_compas_cache_warm_first_call_s:", round(e["cache_warm_s"], 2))
+    if f:
+        print("fpr_tour_19_replicates_cold_first_call_s:", round(f["cold_s"], 2))
+        print("fpr_tour_19_replicates_cache_warm_first_call_s:", round(f["cache_warm_s"], 2))
+        print("fpr_tour_top3_cold_first_call_s:", round(f["topk_cold_s"], 2))
+        print("fpr_tour_top3_cache_warm_first_call_s:", round(f["topk_cache_warm_s"], 2))
     print("load_avg_1min:", round(load, 2))
     print("cpu_count:", os.cpu_count())
 

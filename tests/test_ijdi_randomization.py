@@ -97,8 +97,10 @@ def test_ijdi_replicates_equal_serial_algorithm1():
     from ofijax.scan._alg1 import make_params
     from ofijax.scan._basis import make_basis
     from ofijax.scan._engine import make_problem
-    from ofijax.scan._ijdi import _HISTORY, _run
-    from ofijax.scan._randomization import NullSpec, ijdi_null_scores, null_scores
+    from ofijax.scan._ijdi import _HISTORY
+    from ofijax.scan._randomization import PROCEDURE, NullSpec, ijdi_null_scores, null_scores
+
+    _run = PROCEDURE.default  # Algorithm 1 with XLA's default options, as the slots run it
 
     rng = np.random.default_rng(2)
     p = np.clip(0.3 + 0.15 * CODES[:, 0] + rng.uniform(-0.1, 0.1, N), 0, 1)
@@ -232,9 +234,11 @@ def test_rescan_keys_fold_in_the_scan_index():
     from ofijax.scan._alg1 import make_params, rescan_key
     from ofijax.scan._basis import make_basis
     from ofijax.scan._engine import make_problem, outcome_counts
-    from ofijax.scan._ijdi import _HISTORY, _run
+    from ofijax.scan._ijdi import _HISTORY
     from ofijax.scan._procedures import clamped_scan
-    from ofijax.scan._randomization import NullSpec
+    from ofijax.scan._randomization import PROCEDURE, NullSpec
+
+    _run = PROCEDURE.default
 
     key = jax.random.key(3)
     kd = lambda k: np.asarray(jax.random.key_data(k)).tolist()  # noqa: E731

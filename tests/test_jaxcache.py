@@ -195,3 +195,88 @@ def test_unserializable_executable_runs_through_jit_and_is_marked(monkeypatch, t
     compiles = []
     monkeypatch.setattr(jc, "_fresh_compile", lambda lowered: compiles.append(1))
     assert np.allclose(np.asarray(f(x)), ref) and not compiles
+
+
+def test_programs_pick_the_fast_compiling_program_for_small_tables_and_few_replicates():
+    """Programs.pick: the fast-compiling program for C ≤ SMALL_CELLS and R ≤ FAST_REPLICATES."""
+    from ofijax.scan import _engine as E
+
+    progs = E.Programs(lambda x: x + 1, "test.programs")
+    assert progs.pick(E.SMALL_CELLS) is progs.small
+    assert progs.pick(E.SMALL_CELLS, E.FAST_REPLICATES) is progs.small
+    assert progs.pick(E.SMALL_CELLS + 1) is progs.default
+    assert progs.pick(16, E.FAST_REPLICATES + 1) is progs.default
+    assert progs.small.compiler_options == __import__("ofijax")._jaxcache.compiler_options()
+    assert progs.default.compiler_options == {}
+
+
+def _rate_inputs(n=400, values=(3, 4)):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({c: rng.integers(0, v, n) for c, v in zip("abc", values)})
+    y = (rng.uniform(size=n) < 0.5).astype(int)
+    pred = (rng.uniform(size=n) < np.where((df["a"] == 1) & (y == 0), 0.3, 0.7)).astype(int)
+    return df, y, pred
+
+
+def test_rate_scan_replicate_programs_agree():
+    """FPR-Scan's replicate batch compiled with the fast-compiling options (small tables, few
+    replicates) gives the default program's null scores to float64 round-off (far inside the
+    p-value's tie tolerance), and the same p-value."""
+    import jax
+    import numpy as np
+
+    from ofijax.scan import _randomization as RZ
+    from ofijax.scan import fpr_scan
+
+    df, y, pred = _rate_inputs()
+    calls = []
+    pick = RZ._REPLICATES.pick
+
+    def spy(num_cells, num_replicates=0):
+        calls.append(pick(num_cells, num_replicates))
+        return calls[-1]
+
+    RZ._REPLICATES.pick = spy
+    try:
+        res = fpr_scan(df, y, pred, num_samples=9, key=1)
+        assert calls == [RZ._REPLICATES.small]
+        # the same batch through the default-options program
+        RZ._REPLICATES.pick = lambda num_cells, num_replicates=0: RZ._REPLICATES.default
+        ref = fpr_scan(df, y, pred, num_samples=9, key=1)
+    finally:
+        RZ._REPLICATES.pick = pick
+    assert res.p_value == ref.p_value and res.subset == ref.subset
+    np.testing.assert_allclose(res.null_scores, ref.null_scores, rtol=1e-12, atol=1e-12)
+    assert jax.numpy.all(jax.numpy.isfinite(jax.numpy.asarray(res.null_scores)))
+
+
+def test_rate_scans_same_with_and_without_aot_executables(monkeypatch, tmp_path):
+    """FPR-Scan with a randomization test, and with top_k, through kept executables (compiled,
+    then loaded from disk) returns exactly what the plain jitted path returns."""
+    import numpy as np
+
+    from ofijax.scan import fpr_scan
+
+    # shapes no other test uses: an executable compiled earlier in the process may not serialize
+    df, y, pred = _rate_inputs(n=437, values=(3, 2, 5))
+
+    def runs():
+        return [fpr_scan(df, y, pred, num_samples=5, key=2),
+                fpr_scan(df, y, pred, num_samples=5, key=2, top_k=2)]
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    compiled = runs()
+    # procedure + replicates, and observed steps + their replicates
+    assert len(list((tmp_path / "ofijax-aot").glob("*.aot"))) == 4
+    jc._LOADED.clear()
+    loaded = runs()
+    monkeypatch.setenv("OFIJAX_AOT", "0")
+    plain = runs()  # the plain jitted path
+    for got in (compiled, loaded):
+        for res, ref in zip(got, plain):
+            assert (res.subset, res.score, res.p_value) == (ref.subset, ref.score, ref.p_value)
+            assert np.array_equal(res.null_scores, ref.null_scores)
+            assert [t.subset for t in res.top] == [t.subset for t in ref.top]

@@ -26,7 +26,6 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from .._jaxcache import compiler_options
 from .._validation import (
     as_numpy,
     check_binary,
@@ -58,13 +57,13 @@ from ._checks import (
     resolve_data_alias,
 )
 from ._encode import DEFAULT_MAX_VALUES, Encoded, bin_columns, encode_data, to_frame
-from ._engine import SMALL_CELLS, cell_mask, make_problem, row_mask
+from ._engine import cell_mask, make_problem, row_mask
 from ._randomization import (
+    PROCEDURE,
     NullSpec,
     null_scores,
     p_value,
     pad_problem,
-    procedure,
     replicate_key,
 )
 from ._result import UNBOUNDED_TEXT, IJDIResult, ScanResult, cap_reached, subset_dict, subset_text
@@ -292,9 +291,6 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
 # ---------------------------------------------------------------------------------------------
 # The shared driver
 
-_run = jax.jit(procedure, static_argnums=0)
-#: ... for small tables (run time ≪ compile time): the fast-compiling XLA options of small scans.
-_run_small = jax.jit(procedure, static_argnums=0, compiler_options=compiler_options())
 #: History arrays have at least this length (max_adjustments ≤ 100 shares one compilation).
 _HISTORY = 101
 
@@ -360,7 +356,7 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
         p_null = device_array(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
         common = dict(kind=spec.kind, lam=lam, eps=eps, qb=qb)
         if opts.top_k is None:
-            run = _run_small if problem.num_cells <= SMALL_CELLS else _run
+            run = PROCEDURE.pick(problem.num_cells)
             out: Alg1Out = run(spec, key, data.y, data.p, data.valid, data.row_cell, problem,
                                basis, params)
             out = jax.tree.map(np.asarray, out)

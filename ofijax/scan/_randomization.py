@@ -45,6 +45,7 @@ from ._alg1 import algorithm1, check_edges, initial_state, rescan_key
 from ._basis import Basis, features
 from ._engine import (
     Problem,
+    Programs,
     cell_bucket,
     cell_mask,
     outcome_counts,
@@ -77,6 +78,7 @@ __all__ = [
     "ijdi_null_scores",
     "Padded",
     "pad_problem",
+    "PROCEDURE",
 ]
 
 NULL_KINDS = ("bernoulli", "permutation")
@@ -216,7 +218,6 @@ def null_draw(null: str, key, y, p_null, valid, row_cell):
     return y, row_cell[perm]
 
 
-@partial(jax.jit, static_argnames=("spec",))
 def _replicates(keys, y, p, p_null, valid, row_cell, problem: Problem, basis: Basis | None,
                 params: Params, spec: NullSpec):
     """Scores and convergence flags of one chunk of replicates (vmapped over ``keys``)."""
@@ -228,6 +229,12 @@ def _replicates(keys, y, p, p_null, valid, row_cell, problem: Problem, basis: Ba
         return out.score, out.converged
 
     return jax.vmap(one)(keys)
+
+
+#: :func:`procedure` on the observed data, and :func:`_replicates`: each compiled with the
+#: default or (small tables, few replicates) the fast-compiling options, executables kept on disk.
+PROCEDURE = Programs(procedure, "ofijax.scan.procedure", static_argnums=(0,))
+_REPLICATES = Programs(_replicates, "ofijax.scan.replicates", static_argnums=(9,))
 
 
 class _Slots(NamedTuple):
@@ -488,10 +495,11 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
         if pad:
             keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
         scores, conv = [], []
+        run = _REPLICATES.pick(data.problem.num_cells, num_replicates)
         for i in range(n_chunks):
             ks = _shard(keys[i * chunk:(i + 1) * chunk])
-            s, c = _replicates(ks, data.y, data.p, p_null, data.valid, data.row_cell,
-                               data.problem, basis, params, spec)
+            s, c = run(ks, data.y, data.p, p_null, data.valid, data.row_cell, data.problem,
+                       basis, params, spec)
             scores.append(np.asarray(s))
             conv.append(np.asarray(c))
             bar.update(min(chunk, num_replicates - i * chunk))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -29,7 +28,7 @@ from .._progress import Notice
 from .._validation import is_tracer
 from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
 from ._basis import features
-from ._engine import cell_mask, outcome_counts
+from ._engine import Programs, cell_mask, outcome_counts
 from ._exhaustive import exhaustive_arrays
 from ._randomization import NullSpec, Padded, null_draw, procedure, replicate_key
 
@@ -82,23 +81,23 @@ def run_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params
     return outs, valids
 
 
-@partial(jax.jit, static_argnames=("spec",))
-def _observed_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
-    return run_steps(spec, key, y, p, valid, row_cell, problem, basis, params, enum)
+#: :func:`run_steps` on the observed data (default or fast-compiling options, see
+#: :class:`~._engine.Programs`).
+_OBSERVED = Programs(run_steps, "ofijax.scan.observed_steps", static_argnums=(0,))
 
 
 def observed_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
     """:func:`run_steps` on the observed data (jitted; a stderr notice if it runs > ~2 s)."""
     args = (spec, key, y, p, valid, row_cell, problem, basis, params, enum)
+    run = _OBSERVED.pick(problem.num_cells)
     if is_tracer(y):
-        return _observed_steps(*args)
+        return run(*args)
     what = f"{spec.search} search" + (f", top {spec.k}" if spec.k > 1 else "")
     with Notice(f"scan: {what} over {problem.num_cells:,} cells (a first call per shape "
                 "compiles; cached on disk for later processes)"):
-        return jax.block_until_ready(_observed_steps(*args))
+        return jax.block_until_ready(run(*args))
 
 
-@partial(jax.jit, static_argnames=("spec",))
 def _replicates(spec: StepSpec, keys, y, p, p_null, valid, row_cell, problem, basis, params,
                 enum):
     def one(k):
@@ -108,6 +107,9 @@ def _replicates(spec: StepSpec, keys, y, p, p_null, valid, row_cell, problem, ba
         return jnp.max(outs.score), jnp.all(outs.converged)
 
     return jax.vmap(one)(keys)
+
+
+_REPLICATES = Programs(_replicates, "ofijax.scan.steps_replicates", static_argnums=(0,))
 
 
 def steps_null_scores(key, spec: StepSpec, data: Padded, p_null, basis, params, enum, *,
@@ -127,9 +129,10 @@ def steps_null_scores(key, spec: StepSpec, data: Padded, p_null, basis, params, 
     if pad:
         keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
     scores, conv = [], []
+    run = _REPLICATES.pick(data.problem.num_cells, num_samples)
     for i in range(n_chunks):
-        s, c = _replicates(spec, keys[i * chunk:(i + 1) * chunk], data.y, data.p, p_null,
-                           data.valid, data.row_cell, data.problem, basis, params, enum)
+        s, c = run(spec, keys[i * chunk:(i + 1) * chunk], data.y, data.p, p_null, data.valid,
+                   data.row_cell, data.problem, basis, params, enum)
         scores.append(np.asarray(s))
         conv.append(np.asarray(c))
     s = np.concatenate(scores)[:num_samples]
