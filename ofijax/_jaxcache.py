@@ -228,10 +228,12 @@ class AOTFunction:
                  compiler_options: Mapping[str, Any] | None = None,
                  static_argnames: Sequence[str] = ()):
         import functools
+        import threading
 
         import jax
 
         self.name = name
+        self._lock = threading.Lock()  # one compile when threads make the first call together
         self.static_argnums = tuple(sorted(static_argnums))
         self.static_argnames = tuple(static_argnames)
         self.compiler_options = dict(compiler_options or {})
@@ -296,6 +298,14 @@ class AOTFunction:
         fast = self._fast_key(args, kwargs)
         compiled = _LOADED.get(fast) if fast is not None else None
         if compiled is not None:
+            return compiled(*dynamic)
+        with self._lock:  # a miss: threads calling at once wait for one load or compile
+            return self._miss(args, kwargs, dynamic, fast)
+
+    def _miss(self, args, kwargs, dynamic, fast):
+        """:meth:`__call__` without an executable in the fast in-process memo."""
+        compiled = _LOADED.get(fast) if fast is not None else None
+        if compiled is not None:  # another thread loaded or compiled it meanwhile
             return compiled(*dynamic)
         key = self.key(args, kwargs)
         if key is None:

@@ -280,3 +280,37 @@ def test_rate_scans_same_with_and_without_aot_executables(monkeypatch, tmp_path)
             assert (res.subset, res.score, res.p_value) == (ref.subset, ref.score, ref.p_value)
             assert np.array_equal(res.null_scores, ref.null_scores)
             assert [t.subset for t in res.top] == [t.subset for t in ref.top]
+
+
+def test_aot_first_calls_from_threads_compile_once(monkeypatch, tmp_path):
+    """Threads that make an aot_jit program's first call together (IJDI's replicate workers)
+    wait for one compile instead of each compiling it."""
+    import threading
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    f = jc.aot_jit(lambda x: jnp.sinh(x) - 1.0, name="test.threads")
+    fresh, compiles = jc._fresh_compile, []
+
+    def counted(lowered):
+        compiles.append(1)
+        return fresh(lowered)
+
+    monkeypatch.setattr(jc, "_fresh_compile", counted)
+    x = np.arange(6.0, dtype=np.float32)
+    start, out = threading.Barrier(4), [None] * 4
+
+    def call(i):
+        start.wait()
+        out[i] = np.asarray(f(x))
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(compiles) == 1
+    for o in out:
+        np.testing.assert_allclose(o, np.sinh(x) - 1.0, rtol=1e-6)

@@ -752,10 +752,11 @@ class Programs:
         self.small = aot_jit(fun, name=name + "_small", static_argnums=static_argnums,
                              compiler_options=compiler_options())
 
-    def pick(self, num_cells: int, num_replicates: int = 0):
+    def pick(self, num_cells: int, num_replicates: int = 0,
+             max_replicates: int = FAST_REPLICATES):
         """The fast-compiling program for ``num_cells ≤ SMALL_CELLS`` and ``num_replicates ≤
-        FAST_REPLICATES``, else the default one."""
-        small = num_cells <= SMALL_CELLS and num_replicates <= FAST_REPLICATES
+        max_replicates`` (default :data:`FAST_REPLICATES`), else the default one."""
+        small = num_cells <= SMALL_CELLS and num_replicates <= max_replicates
         return self.small if small else self.default
 
 
