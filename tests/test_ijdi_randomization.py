@@ -199,6 +199,22 @@ def test_bias_scan_hook_matches_serial_scans():
     assert rt.p_value == p_value(obs.score, rt.null_scores)
 
 
+def test_bias_scan_replicates_same_with_either_search_program(monkeypatch):
+    """Few replicates on a small table run the observed scan's own (fast-compiling) search
+    program, more run scan_arrays' throughput program: the same null scores to float64
+    round-off, the same p-value."""
+    from ofijax.scan import _randomization as RZ
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.1, 0.6, N)
+    y = (rng.uniform(size=N) < p).astype(int)
+    obs = bias_scan(DF, y, p, penalty=0.1, key=3, search="coordinate_ascent", num_samples=5)
+    monkeypatch.setattr(RZ, "FAST_BIAS_REPLICATES", 0)  # every test: the throughput program
+    other = bias_scan(DF, y, p, penalty=0.1, key=3, search="coordinate_ascent", num_samples=5)
+    np.testing.assert_allclose(obs.null_scores, other.null_scores, rtol=1e-12, atol=1e-12)
+    assert obs.p_value == other.p_value and obs.score == other.score
+
+
 _SHARDED = textwrap.dedent(
     """
     import json

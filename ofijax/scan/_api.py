@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._jaxcache import aot_enabled, aot_jit, compiler_options
+from .._jaxcache import aot_enabled, aot_jit
 from .._progress import Notice
 from .._validation import check_binary, check_choice, check_probabilities
 from ._alg1 import make_params
@@ -31,7 +31,7 @@ from ._checks import (
 )
 from ._encode import DEFAULT_MAX_VALUES, Encoded, encode_data
 from ._engine import (
-    SMALL_CELLS,
+    SEARCH,
     cell_bucket,
     cell_mask,
     default_max_steps,
@@ -173,17 +173,6 @@ def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
 # The top-level search: one ahead-of-time program per shape (first calls in new processes)
 
 
-def _search_program(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, greedy):
-    return scan_arrays(key, cells, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
-                       max_steps=max_steps, greedy=greedy)
-
-
-# The same program as ``scan_arrays`` runs at the top level (small tables: the fast-compiling
-# options), with its compiled executable kept on disk: a new process loads it instead of tracing
-# and lowering the search again (~1-2 s on CPU; see ``ofijax._jaxcache.aot_jit``).
-_SEARCH = aot_jit(_search_program, name="ofijax.scan.search", static_argnums=(6, 7, 8))
-_SEARCH_SMALL = aot_jit(_search_program, name="ofijax.scan.search_small",
-                        static_argnums=(6, 7, 8), compiler_options=compiler_options())
 _SEARCHED: set = set()  # shapes searched in this process (for the progress notice only)
 
 
@@ -192,8 +181,8 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     m = problem.cell_codes.shape[1]
     max_steps = default_max_steps(m) if max_steps is None else int(max_steps)
     if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0): the plain call
-        return _search_program(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
-                               greedy)
+        return scan_arrays(key, problem, Phi, Y, basis, penalty=penalty,
+                           num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
     # the search sees only cell arrays, so its program is shared by all row counts
     cells = dataclasses.replace(problem, row_cell=np.zeros(0, np.int32))
     c, k = Phi.shape
@@ -201,9 +190,10 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else
            f"scan: compiling the search for {c:,} cells × {m} attributes × {k} features (once "
            "per shape; the executable is kept on disk for later processes)")
-    fn = _SEARCH_SMALL if c <= SMALL_CELLS else _SEARCH
+    fn = SEARCH.pick(c)
     with Notice(msg):
-        out = fn(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy))
+        out = fn(key, cells, Phi, Y, basis, float(penalty), max_steps, num_restarts,
+                 bool(greedy))
         jax.block_until_ready(out)
     _SEARCHED.add(shape)
     return out

@@ -110,6 +110,7 @@ __all__ = [
     "SMALL_CELLS",
     "FAST_REPLICATES",
     "Programs",
+    "SEARCH",
 ]
 
 #: A step counts as an improvement (resetting the visited flags) if the score rose by more than this.
@@ -760,6 +761,14 @@ class Programs:
         return self.small if small else self.default
 
 
+def _search_program(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, greedy):
+    """:func:`scan_arrays` as one top-level program (``max_steps``, ``num_restarts`` and
+    ``greedy`` static); ``cells`` is a :class:`Problem` without rows (``row_cell`` empty), so
+    the program is shared by all row counts."""
+    return scan_arrays(key, cells, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
+                       max_steps=max_steps, greedy=greedy)
+
+
 def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
                      greedy, one_solver) -> RawScan:
     penalty = jnp.asarray(penalty, Phi.dtype)
@@ -777,6 +786,11 @@ def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restar
 _scan_cells = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9))
 _scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9),
                             compiler_options=compiler_options())
+
+#: The top-level search (:func:`_search_program`) of ``bias_scan`` and of its Bernoulli
+#: replicates on CPU, with its executables kept on disk: a new process loads it instead of
+#: tracing and lowering the search again (~1-2 s on CPU; see ``ofijax._jaxcache.aot_jit``).
+SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8))
 
 
 def cell_bucket(num_cells: int) -> int:

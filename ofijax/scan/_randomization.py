@@ -44,10 +44,13 @@ from .._progress import Progress
 from ._alg1 import algorithm1, check_edges, initial_state, rescan_key
 from ._basis import Basis, features
 from ._engine import (
+    SEARCH,
+    SMALL_CELLS,
     Problem,
     Programs,
     cell_bucket,
     cell_mask,
+    default_max_steps,
     outcome_counts,
     pad_cells,
     scan_arrays,
@@ -364,6 +367,13 @@ def _fixed_features(p, row_cell, num_cells: int, basis: Basis):
     return features(p, row_cell, num_cells, basis)
 
 
+#: Bias Scan's Bernoulli replicates on CPU run the observed scan's fast-compiling program for up to
+#: this many replicates on small tables (no compile: at 10k × 4 × 5, 1.98 s less for a first call
+#: with 19 replicates), else the default-option program (a first call compiles it, ~2 s there,
+#: and it runs each replicate ~1.4× faster).
+FAST_BIAS_REPLICATES = 128
+
+
 def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: Basis,
                             params: Params, bar, workers: int) -> tuple[np.ndarray, np.ndarray]:
     """Bias Scan Bernoulli replicates one at a time, in ``workers`` threads (the CPU layout).
@@ -371,7 +381,11 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
     Replicate r is exactly :func:`procedure` ("bias") on its null draw: y* from ``keys[r]``'s
     null key, the shared cell features Φ (p and the cells do not change under the Bernoulli
     null, so Φ is computed once, not per replicate), and one top-level multi-start scan with the
-    scan key, the same compiled program as the observed scan (no batch compilation). On a CPU
+    scan key (no batch compilation). With at most :data:`FAST_BIAS_REPLICATES` replicates on a
+    small table (``C ≤ SMALL_CELLS``) that is the observed scan's own program
+    (:data:`~._engine.SEARCH`'s fast-compiling one, loaded or compiled already), so the test
+    compiles no search; otherwise it is ``scan_arrays(throughput=True)`` (default options, three
+    solves a step), which a first call compiles and which runs each replicate faster. On a CPU
     backend a ``vmap``-ed batch costs more per replicate than this (its search loop runs as long
     as the slowest lane of the whole batch, and every lane costs its share of each step: at
     10k × 4 × 5 with a Chebyshev basis, 0.22 s per replicate in a batch of 8 vs 0.12 s serial).
@@ -387,6 +401,21 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
     nc = data.problem.num_cells
     with jax.enable_x64(True):
         Phi = _fixed_features(data.p, data.row_cell, nc, basis)
+    if nc <= SMALL_CELLS and r_total <= FAST_BIAS_REPLICATES:
+        # bias_scan's observed search: same arguments, same program, same executable
+        cells = dataclasses.replace(data.problem, row_cell=np.zeros(0, np.int32))
+        m = cells.cell_codes.shape[1]
+        steps = default_max_steps(m) if spec.max_steps is None else int(spec.max_steps)
+        penalty = float(params.penalty)
+
+        def search(key, Y):
+            return SEARCH.small(key, cells, Phi, Y, basis, penalty, steps, spec.num_restarts,
+                                True)
+    else:  # the default options and three solves a step (scan_arrays' throughput program)
+        def search(key, Y):
+            return scan_arrays(key, data.problem, Phi, Y, basis, penalty=params.penalty,
+                               num_restarts=spec.num_restarts, max_steps=spec.max_steps,
+                               throughput=True)
 
     def loop() -> None:
         with jax.enable_x64(True):  # thread-local: set again in each worker thread
@@ -397,9 +426,7 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
                     return
                 kd, Y = _bernoulli_counts(kd_all[r], data.y, p_null, data.valid, data.row_cell,
                                           nc)
-                out = scan_arrays(jax.random.wrap_key_data(kd, impl=impl), data.problem, Phi, Y,
-                                  basis, penalty=params.penalty, num_restarts=spec.num_restarts,
-                                  max_steps=spec.max_steps, throughput=True)
+                out = search(jax.random.wrap_key_data(kd, impl=impl), Y)
                 sc = float(out.score)
                 scores[r] = sc if sc > 0 else 0.0
                 conv[r] = bool(out.converged)
