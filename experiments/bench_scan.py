@@ -13,6 +13,9 @@ Cold column (issue #14): for the 10k × 4 × 5 case (and 100k × 10 × 10 withou
 fresh subprocess times its *first* ``bias_scan`` call with an empty persistent compilation cache
 (``cold``), then a second fresh subprocess with that cache folder filled (``cache-warm``); both
 are compared with AIF360's time on the same inputs. Goals: cold ≤ 1.5× AIF360, cache-warm ≤ 0.3×.
+With ``--cold-only`` each of those 10k × 4 × 5 processes then runs a 19-replicate randomization
+test (``num_samples=19``, after its scans, as a user would): ``cold_test19_s`` /
+``cache_warm_test19_s``, next to 19 AIF360 scans (no peer has the test itself).
 
 Timings on a shared machine are noisy; the *ratios* (both measured in the same run) are what count.
 
@@ -101,18 +104,23 @@ t2 = time.perf_counter()
 bias_scan(df, y, p, penalty=1e-17, num_restarts=10, search="coordinate_ascent")
 t3 = time.perf_counter()
 bias_scan(df, y, p, penalty=1e-17, num_restarts=10, search="coordinate_ascent")
-print(t1 - t0, t3 - t2, time.perf_counter() - t3)
+t4 = time.perf_counter()
+if {test}:  # then a randomization test with 19 replicates (after the scan, as a user would)
+    bias_scan(df, y, p, penalty=1e-17, num_restarts=10, search="coordinate_ascent",
+              num_samples=19, key=0)
+print(t1 - t0, t3 - t2, t4 - t3, time.perf_counter() - t4)
 """
 
 
-def cold_times(n, a, v, warm_repeats=1):
-    """Fresh-process timings, ``[(import_s, first_call_s, second_call_s)]`` for an empty
+def cold_times(n, a, v, warm_repeats=1, test=False):
+    """Fresh-process timings, ``[(import_s, first_call_s, second_call_s, test_s)]`` for an empty
     persistent compilation cache, then for a second process with that cache filled (the best of
     ``warm_repeats`` such processes, by first call). The cache folder holds JAX's compiled
     programs and ofijax's kept executables (``<cache>/ofijax-aot``), so the cache-warm process
-    neither compiles nor traces the scan's programs."""
+    neither compiles nor traces the scan's programs. ``test``: each process then also runs a
+    19-replicate randomization test (``test_s``; 0 otherwise)."""
     here = Path(__file__).resolve().parent
-    code = COLD.format(root=str(here.parent), here=str(here), n=n, a=a, v=v)
+    code = COLD.format(root=str(here.parent), here=str(here), n=n, a=a, v=v, test=bool(test))
     cache = tempfile.mkdtemp(prefix="ofijax-bench-cache-")
     env = {**os.environ, "OFIJAX_CACHE_DIR": cache, "OFIJAX_PROGRESS": "0"}
     env.pop("OFIJAX_CACHE", None)
@@ -140,7 +148,8 @@ def cold_only(quick: bool, warm_repeats: int = 1):
     for name, n, a, v, reps in cases:
         df, y, p, _ = generate(n, a, v)
         t_aif, _ = time_aif360(df, y, p, reps)
-        (imp0, cold, warm0), (imp1, cached, warm1) = cold_times(n, a, v, warm_repeats)
+        (imp0, cold, warm0, test0), (imp1, cached, warm1, test1) = cold_times(
+            n, a, v, warm_repeats, test=name == "10k_4x5")
         load = load_average()
         print(f"\n== {name}: n={n}, {a} attributes x {v} values (load average {load})")
         print(f"  AIF360 : {t_aif:.3f} s (min of {reps})")
@@ -149,16 +158,23 @@ def cold_only(quick: bool, warm_repeats: int = 1):
         print(f"  fresh process, cache warm  : import {imp1:.2f} s, first call {cached:.2f} s "
               f"(best of {max(1, warm_repeats)}) "
               f"({cached / t_aif:.2f}x AIF360), second call {warm1:.3f} s")
+        if test0:
+            print(f"  then a 19-replicate randomization test: {test0:.2f} s with the cache "
+                  f"empty, {test1:.2f} s cache-warm (19 AIF360 scans: {19 * t_aif:.2f} s)")
         rows.append(dict(case=name, n=n, attributes=a, values=v, aif360_s=t_aif,
                          aif360_repeats=reps, cold_import_s=imp0, cold_first_call_s=cold,
                          cold_second_call_s=warm0, cache_warm_import_s=imp1,
                          cache_warm_first_call_s=cached, cache_warm_second_call_s=warm1,
                          cache_warm_processes=max(1, warm_repeats),
                          cold_over_aif360=cold / t_aif, cache_warm_over_aif360=cached / t_aif,
-                         load_average=load))
+                         cold_test19_s=test0, cache_warm_test19_s=test1, load_average=load))
         key = name.replace("_4x5", "")
         summary[f"cold_over_aif360_{key}"] = f"{cold / t_aif:.2f}"
         summary[f"cache_warm_over_aif360_{key}"] = f"{cached / t_aif:.2f}"
+        if test0:
+            summary[f"cold_test19_s_{key}"] = f"{test0:.2f}"
+            summary[f"cache_warm_test19_s_{key}"] = f"{test1:.2f}"
+            summary[f"cold_test19_over_19_aif360_scans_{key}"] = f"{test0 / (19 * t_aif):.3f}"
     write_results("bench_scan_cold.csv", rows, summary)
 
 
@@ -221,7 +237,7 @@ def main():
         speedup = t_aif / t_ofi
         cold = (name == "10k_4x5") or (name == "100k_10x10" and not args.quick)
         if cold:
-            (_, t_cold, _), (_, t_cached, _) = cold_times(n, a, v)
+            (_, t_cold, _, _), (_, t_cached, _, _) = cold_times(n, a, v)
         else:
             t_cold = t_cached = float("nan")
         print(f"\n== {name}: n={n}, {a} attributes x {v} values")
