@@ -123,8 +123,9 @@ def bench_alg1_replicates(R):
     t0 = time.perf_counter()
     res_v = run(R, R)
     total_v = time.perf_counter() - t0
-    # same replicates, same scores (to float64 round-off: the two programs sum in other orders)
-    assert np.allclose(res.null_scores, res_v.null_scores, rtol=1e-12, atol=1e-12)
+    # same replicates, same scores to float64 round-off (the two programs sum in other orders,
+    # over Algorithm 1's rescans: up to 3e-12 on scores ~2 with the fast-compiling options)
+    assert np.allclose(res.null_scores, res_v.null_scores, rtol=1e-10, atol=1e-10)
     return {"replicates": R, "total_s": total, "observed_s": base,
             "per_replicate_s": max(total - base, 0.0) / R,
             "vmapped_per_replicate_s": max(total_v - base, 0.0) / R,
@@ -263,7 +264,9 @@ def bench_bias_randomization(R, aif_reps, n=10_000, attrs=4, values=5):
                                          num_restarts=10, max_steps=None, num_replicates=reps,
                                          observed_score=obs.score)
 
-    run(2)  # compile (the default CPU layout: serial replicates in one thread per core)
+    # compile (the default CPU layout: serial replicates in one thread per core); R replicates,
+    # since the program depends on their number (few: the observed scan's own)
+    run(R)
     t0 = time.perf_counter()
     rt = run(R)
     ofi_s = time.perf_counter() - t0
