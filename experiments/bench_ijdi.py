@@ -144,17 +144,23 @@ print(time.perf_counter() - t0)
 """
 
 
-def bench_cold():
-    here = Path(__file__).resolve().parent
-    code = COLD.format(root=str(here.parent), here=str(here))
+def fresh_processes(code: str) -> list[list[float]]:
+    """The numbers ``code`` prints last, in a fresh process with an empty persistent compilation
+    cache and then in a second one with that cache filled."""
     env = {**os.environ, "OFIJAX_CACHE_DIR": tempfile.mkdtemp(prefix="ofijax-bench-cache-"),
            "OFIJAX_PROGRESS": "0"}
     out = []
     for _ in range(2):
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            check=True)
-        out.append(float(r.stdout.strip().splitlines()[-1]))
-    return {"cold_s": out[0], "cache_warm_s": out[1]}
+        out.append([float(x) for x in r.stdout.strip().splitlines()[-1].split()])
+    return out
+
+
+def bench_cold():
+    here = Path(__file__).resolve().parent
+    (cold,), (warm,) = fresh_processes(COLD.format(root=str(here.parent), here=str(here)))
+    return {"cold_s": cold, "cache_warm_s": warm}
 
 
 TOUR = r"""
@@ -177,14 +183,7 @@ print(t1 - t0, time.perf_counter() - t1)
 def bench_tour_cold():
     """Case (f): the README tour's two FPR-Scans, first calls in fresh processes."""
     code = TOUR.format(root=str(Path(__file__).resolve().parents[1]))
-    env = {**os.environ, "OFIJAX_CACHE_DIR": tempfile.mkdtemp(prefix="ofijax-bench-cache-"),
-           "OFIJAX_PROGRESS": "0"}
-    out = []
-    for _ in range(2):
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                           check=True)
-        out.append([float(x) for x in r.stdout.strip().splitlines()[-1].split()])
-    (fpr0, top0), (fpr1, top1) = out
+    (fpr0, top0), (fpr1, top1) = fresh_processes(code)
     return {"cold_s": fpr0, "cache_warm_s": fpr1, "topk_cold_s": top0, "topk_cache_warm_s": top1}
 
 
