@@ -208,6 +208,14 @@ def test_programs_pick_the_fast_compiling_program_for_small_tables_and_few_repli
     assert progs.pick(16, E.FAST_REPLICATES + 1) is progs.default
     assert progs.small.compiler_options == __import__("ofijax")._jaxcache.compiler_options()
     assert progs.default.compiler_options == {}
+    # the k-step driver: an exhaustive search keeps the default options (its run dominates)
+    from ofijax.scan._randomization import NullSpec
+    from ofijax.scan._topk import StepSpec, _pick
+
+    null = NullSpec("bias", "bernoulli", 10, None)
+    assert _pick(progs, StepSpec(null, 1, "exhaustive", 8, 8), 16) is progs.default
+    assert _pick(progs, StepSpec(null, 3), 16, 19) is progs.small
+    assert _pick(progs, StepSpec(null, 3), 16, E.FAST_REPLICATES + 1) is progs.default
 
 
 def _rate_inputs(n=400, values=(3, 4)):
