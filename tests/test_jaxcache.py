@@ -322,3 +322,29 @@ def test_aot_first_calls_from_threads_compile_once(monkeypatch, tmp_path):
     assert len(compiles) == 1
     for o in out:
         np.testing.assert_allclose(o, np.sinh(x) - 1.0, rtol=1e-6)
+
+
+def test_fast_compiled_audit_programs_give_the_default_programs_results():
+    """The audit's metric tables and bootstrap compile with the fast-compiling options: counts
+    and IEEE divisions, so their results equal the default-option programs' bit for bit."""
+    import jax
+    import numpy as np
+
+    from ofijax.auditing import _frame, _significance
+
+    rng = np.random.default_rng(5)
+    cms = rng.integers(0, 40, size=(4, 4))
+    cms[2] = [0, 3, 0, 5]  # zero cells: NaN / inf paths
+    fast = _frame._tables(cms, di_variant="paper")
+    plain = jax.jit(_frame._tables.__wrapped__, static_argnames=("di_variant",))(
+        cms, di_variant="paper")
+    for a, b in zip(jax.tree.leaves(fast), jax.tree.leaves(plain)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    key = jax.random.key(3)
+    groups = np.repeat(np.arange(4, dtype=np.int32), cms.sum(1))
+    args = (key, cms, groups)
+    fast_b = _significance._bootstrap_positions_jit(*args, num_samples=50)
+    plain_b = jax.jit(_significance._bootstrap_ofi_positions, static_argnames=("num_samples",))(
+        *args, num_samples=50)
+    np.testing.assert_array_equal(np.asarray(fast_b), np.asarray(plain_b))
+    assert _frame._tables.compiler_options == _significance._bootstrap_positions_jit.compiler_options

@@ -34,7 +34,7 @@ import pandas as pd
 
 from ofijax import _validation as v
 from ofijax import metrics as mt
-from ofijax._jaxcache import aot_jit
+from ofijax._jaxcache import aot_jit, compiler_options
 from ofijax._progress import track
 from ofijax.auditing import _significance as sig
 from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
@@ -93,7 +93,8 @@ def _split3(key):
     return tuple(jax.random.split(key, 3))
 
 
-@aot_jit(name="ofijax.auditing.tables", static_argnames=("di_variant",))  # executable kept on disk
+@aot_jit(name="ofijax.auditing.tables", static_argnames=("di_variant",),
+         compiler_options=compiler_options())  # executable kept on disk; fast to compile
 def _tables(cms, *, di_variant):
     """Every per-group, overall and pairwise metric of an audit in one compiled call."""
     per_group = {name: f(cms) for name, f in GROUP_METRICS.items()}

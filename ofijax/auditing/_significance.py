@@ -36,7 +36,7 @@ import numpy as np
 
 from ofijax import _validation as v
 from ofijax import distributions as _dist
-from ofijax._jaxcache import aot_jit
+from ofijax._jaxcache import aot_jit, compiler_options
 from ofijax._progress import Notice
 from ofijax.cm import FN, FP
 from ofijax.metrics import ofi, pairwise
@@ -320,9 +320,11 @@ def _bootstrap_ofi_positions(key, cms, position_group, num_samples):
 
 # executables kept on disk (ofijax._jaxcache.aot_jit): a new process skips tracing and lowering
 _bootstrap_multinomial_jit = aot_jit(_bootstrap_ofi_multinomial, static_argnames=("num_samples",),
-                                     name="ofijax.auditing.bootstrap_multinomial")
+                                     name="ofijax.auditing.bootstrap_multinomial",
+                                     compiler_options=compiler_options())
 _bootstrap_positions_jit = aot_jit(_bootstrap_ofi_positions, static_argnames=("num_samples",),
-                                   name="ofijax.auditing.bootstrap_positions")
+                                   name="ofijax.auditing.bootstrap_positions",
+                                   compiler_options=compiler_options())
 _ROW_DRAW_LIMIT = 1 << 25  # R·N above this: multinomial draws instead of row draws
 
 
