@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 
@@ -34,13 +33,13 @@ from ._engine import (
     SEARCH,
     cell_bucket,
     cell_mask,
-    default_max_steps,
     make_problem,
     outcome_counts,
     pad_cells,
     row_mask,
     scan_arrays,
     score_arrays,
+    search_args,
 )
 from ._exhaustive import (
     EXHAUSTIVE_MAX_SUBGROUPS,
@@ -179,12 +178,11 @@ _SEARCHED: set = set()  # shapes searched in this process (for the progress noti
 def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, greedy=True):
     """:func:`scan_arrays` on a padded problem, through the ahead-of-time programs."""
     m = problem.cell_codes.shape[1]
-    max_steps = default_max_steps(m) if max_steps is None else int(max_steps)
+    # the search sees only cell arrays, so its program is shared by all row counts
+    cells, max_steps = search_args(problem, max_steps)
     if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0): the plain call
         return scan_arrays(key, problem, Phi, Y, basis, penalty=penalty,
                            num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
-    # the search sees only cell arrays, so its program is shared by all row counts
-    cells = dataclasses.replace(problem, row_cell=np.zeros(0, np.int32))
     c, k = Phi.shape
     shape = (c, k, m, problem.v_max, basis.kind, num_restarts, max_steps, bool(greedy))
     msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else

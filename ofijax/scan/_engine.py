@@ -111,6 +111,7 @@ __all__ = [
     "FAST_REPLICATES",
     "Programs",
     "SEARCH",
+    "search_args",
 ]
 
 #: A step counts as an improvement (resetting the visited flags) if the score rose by more than this.
@@ -792,6 +793,14 @@ _scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9),
 #: replicates on CPU, with its executables kept on disk: a new process loads it instead of
 #: tracing and lowering the search again (~1-2 s on CPU; see ``ofijax._jaxcache.aot_jit``).
 SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8))
+
+
+def search_args(problem: Problem, max_steps: int | None) -> tuple[Problem, int]:
+    """``(cells, max_steps)`` as :data:`SEARCH` takes them: the problem without rows (one program
+    for all row counts) and the step cap resolved (default ``20·M + 50``)."""
+    m = problem.cell_codes.shape[1]
+    steps = default_max_steps(m) if max_steps is None else int(max_steps)
+    return dataclasses.replace(problem, row_cell=np.zeros(0, np.int32)), steps
 
 
 def cell_bucket(num_cells: int) -> int:

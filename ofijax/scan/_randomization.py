@@ -50,10 +50,10 @@ from ._engine import (
     Programs,
     cell_bucket,
     cell_mask,
-    default_max_steps,
     outcome_counts,
     pad_cells,
     scan_arrays,
+    search_args,
 )
 from ._procedures import (
     CODE_ACCEPT,
@@ -403,9 +403,7 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
         Phi = _fixed_features(data.p, data.row_cell, nc, basis)
     if nc <= SMALL_CELLS and r_total <= FAST_BIAS_REPLICATES:
         # bias_scan's observed search: same arguments, same program, same executable
-        cells = dataclasses.replace(data.problem, row_cell=np.zeros(0, np.int32))
-        m = cells.cell_codes.shape[1]
-        steps = default_max_steps(m) if spec.max_steps is None else int(spec.max_steps)
+        cells, steps = search_args(data.problem, spec.max_steps)
         penalty = float(params.penalty)
 
         def search(key, Y):
