@@ -158,7 +158,7 @@ class RawScan(NamedTuple):
     score: jax.Array  # penalised score
     log_q: jax.Array  # fitted t = log q
     converged: jax.Array  # bool: every restart reached a local optimum within max_steps
-    steps: jax.Array  # (num_restarts [+1 greedy],) int: steps (greedy: moves) of each start
+    steps: jax.Array  # (num_restarts [+1 greedy],) int: attribute steps of each start
 
 
 def make_problem(codes: np.ndarray, n_values: np.ndarray | None = None) -> Problem:
@@ -510,6 +510,9 @@ class _Lanes(NamedTuple):
     best_mask: jax.Array  # (M, V) greedy lane: best candidate of the current sweep
     best_listed: jax.Array  # (M,)
     best_score: jax.Array  # ()
+    best_attr: jax.Array  # () int32: the attribute the sweep's best candidate re-optimised
+    sweep_pos: jax.Array  # () int32: greedy lane: steps taken in the current sweep
+    skip: jax.Array  # () int32: greedy lane: the attribute its last move re-optimised (-1: none)
 
 
 #: Lanes per group when :func:`_search` steps only the active lanes (large tables).
@@ -544,8 +547,9 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     Greedy lane (optional, see :func:`scan_arrays`): steepest ascent from the whole data; it steps
     the attributes 0..M-1 in turn from the same base subgroup (one per iteration), and at the end
     of each sweep moves to the best candidate if it beats the base by more than ``IMPROVE_TOL``,
-    else stops (a local optimum in the same sense). Every lane stops after ``max_steps``
-    iterations.
+    else stops (a local optimum in the same sense). A sweep after a move passes over the attribute
+    that move re-optimised (its step would return the base), so sweeps after the first take
+    M - 1 steps. Every lane stops after ``max_steps`` iterations.
     """
     r = keys.shape[0]
     m = problem.cell_codes.shape[1]
@@ -573,6 +577,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     state = _Lanes(
         mask, listed, jnp.full(lanes, neg_inf), jnp.zeros((lanes, m), bool), jnp.zeros(lanes, jnp.int32),
         jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool), neg_inf,
+        jnp.int32(0), jnp.int32(0), jnp.int32(-1),
     )
     # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
     # fori_loop over lanes whose cond skips stopped lanes was tried: no gain at 20k × 8 × 8 and
@@ -597,8 +602,9 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
             lambda k, n: jax.random.uniform(jax.random.fold_in(k, n), (m,), dtype=dtype)
         )(k_steps, s.steps[:r])
         a = jnp.argmax(jnp.where(s.visited[:r], -1.0, u_step), axis=1)
-        if greedy:
-            a = jnp.concatenate([a, (s.steps[r] % m)[None]])
+        if greedy:  # the sweep's next attribute, passing over the one the last move set
+            ga = s.sweep_pos + (s.sweep_pos >= s.skip) * (s.skip >= 0)
+            a = jnp.concatenate([a, ga[None].astype(a.dtype)])
         idx = lane_idx
         if width < lanes:
             # active lanes first (stable), padded with the last lane to whole groups
@@ -638,7 +644,8 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         improved = full > s.score + IMPROVE_TOL
         visited = jnp.where(improved[:, None], False, s.visited).at[idx, a].set(True)
         new_mask, new_listed, new_score = mask2, listed2, full
-        bm, bl, bs = s.best_mask, s.best_listed, s.best_score
+        bm, bl, bs, ba = s.best_mask, s.best_listed, s.best_score, s.best_attr
+        pos, skip = s.sweep_pos, s.skip
         if greedy:  # greedy lane: keep the base, remember the sweep's best, move at sweep end
             g = r
             # the base's score: at the lane's first step (nothing listed) its pool is the whole data
@@ -647,19 +654,26 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
             bm = jnp.where(cand, mask2[g], bm)
             bl = jnp.where(cand, listed2[g], bl)
             bs = jnp.where(cand, full[g], bs)
-            end = act[g] & (a[g] == m - 1)
+            ba = jnp.where(cand, a[g].astype(jnp.int32), ba)
+            # A sweep after a move passes over the attribute that move set: its step would return
+            # the base (the base's value set is already that attribute's optimum given the
+            # others), so it cannot improve. With one attribute nothing is left: the lane stops.
+            end = act[g] & (pos == jnp.where(skip >= 0, m - 2, m - 1))
             move = end & (bs > base + IMPROVE_TOL)
             new_mask = new_mask.at[g].set(jnp.where(move, bm, s.mask[g]))
             new_listed = new_listed.at[g].set(jnp.where(move, bl, s.listed[g]))
             new_score = new_score.at[g].set(jnp.where(move, bs, base))
-            visited = visited.at[g].set(jnp.full(m, end & ~move))
+            visited = visited.at[g].set(jnp.full(m, end & (~move | (m == 1))))
             bs = jnp.where(end, neg_inf, bs)
+            skip = jnp.where(move, ba, skip)
+            pos = jnp.where(end, 0, pos + act[g]).astype(jnp.int32)
         new_mask = jnp.where(act[:, None, None], new_mask, s.mask)
         new_listed = jnp.where(act[:, None], new_listed, s.listed)
         new_score = jnp.where(act, new_score, s.score)
         new_visited = jnp.where(act[:, None], visited, s.visited)
         new_active = act & ~jnp.all(new_visited, axis=1) & (steps < max_steps)
-        return _Lanes(new_mask, new_listed, new_score, new_visited, steps, new_active, bm, bl, bs)
+        return _Lanes(new_mask, new_listed, new_score, new_visited, steps, new_active, bm, bl, bs,
+                      ba, pos, skip)
 
     out = jax.lax.while_loop(cond, body, state)
     return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps
@@ -686,8 +700,8 @@ def scan_arrays(
         while it improves), compared after the restarts (ties go to the restarts). An ofijax
         addition to MDSS: with a near-zero penalty and many attributes the random-order ascent
         of MDSS locks in noise constraints (AIF360 stops at a third of the planted score on the
-        100k × 10 × 10 benchmark); the steepest start avoids that. It costs one lane, i.e. M
-        iterations per move, usually fewer than the restarts need anyway.
+        100k × 10 × 10 benchmark); the steepest start avoids that. It costs one lane, i.e. M - 1
+        iterations per move (M for the first sweep), usually fewer than the restarts need.
       throughput: compile for run time rather than compile time: for callers that run the same
         shape many times (randomization replicates). By default a table of at most
         :data:`SMALL_CELLS` cells gets the fast-compiling program (one looped solver per step,
