@@ -54,6 +54,29 @@ def test_chebyshev_error_bound(direction, q_bounds):
     np.testing.assert_allclose(np.asarray(df @ phi), dF_ref, rtol=0, atol=bound * k * k / h)
 
 
+def test_block_size_follows_rows_per_cell_and_blocked_features_match():
+    """block_size: G = 1 for one row per cell, 16 for 10, 32 for 160 (capped by max_group); the
+    blocked features of a mixed table equal the row-by-row ones (≤ 1e-12 relative)."""
+    assert B.block_size(np.ones(50, np.int64), 32) == 1
+    assert B.block_size(np.full(50, 10), 32) == 16
+    assert B.block_size(np.full(50, 160), 32) == 32
+    assert B.block_size(np.full(50, 160), 8) == 8
+    rng = np.random.default_rng(4)
+    sizes = np.concatenate([np.ones(300, int), rng.integers(2, 40, 60), [500, 2000]])
+    cells = np.repeat(np.arange(sizes.size), sizes)
+    rng.shuffle(cells)
+    p = rng.uniform(0, 1, cells.size)
+    basis = B.make_basis("chebyshev", direction="positive")
+    layout = B.make_layout(cells, sizes.size, B.layout_group(basis))
+    assert layout.group == B.block_size(sizes, B.layout_group(basis))
+    assert layout.slot_row.shape[0] == layout.group * int(np.sum(-(-sizes // layout.group)))
+    plain = B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis)
+    blocked = B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis, layout)
+    scale = np.abs(np.asarray(plain)).max(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(blocked) / scale, np.asarray(plain) / scale,
+                               rtol=0, atol=1e-12)
+
+
 def test_chebyshev_scores_match_rows():
     """Maximised scores from Chebyshev features == row-level maximisation (random p, many sets)."""
     rng = np.random.default_rng(1)

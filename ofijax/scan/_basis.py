@@ -64,6 +64,7 @@ __all__ = [
     "features",
     "row_values",
     "RowLayout",
+    "block_size",
     "make_layout",
     "layout_group",
 ]
@@ -309,12 +310,35 @@ def _stable_argsort(x: np.ndarray) -> np.ndarray:
     return o1[o2]
 
 
+#: Cost of one block (a ``log`` and a scatter-add per feature) in units of one slot (a multiply
+#: per feature), for :func:`block_size`: fitted on 10^5 rows in 625-74k cells, K = 68.
+BLOCK_COST = 23
+
+
+def block_size(counts: np.ndarray, max_group: int) -> int:
+    """The block size G ≤ ``max_group`` (a power of two) of least modelled cost
+    ``slots + BLOCK_COST · blocks`` for cells of ``counts`` rows: large blocks when cells hold many
+    rows, small ones when most cells hold a few (a cell of 3 rows in a block of 32 pays 29
+    padding slots). E.g. 10 rows per cell: G = 16; 160 rows per cell: G = 32."""
+    best, best_cost = 1, None
+    g = 1
+    while g <= max(1, max_group):
+        blocks = int(np.sum(-(-counts // g)))
+        cost = blocks * g + BLOCK_COST * blocks
+        if best_cost is None or cost < best_cost:
+            best, best_cost = g, cost
+        g *= 2
+    return best
+
+
 def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
-    """Group the rows of each cell into blocks of ``group`` rows (NumPy, once per problem)."""
+    """Group the rows of each cell into blocks of G rows (NumPy, once per problem), G the
+    :func:`block_size` for these cells, at most ``group`` (e.g. :func:`layout_group`)."""
     row_cell = np.asarray(row_cell, dtype=np.int64)
     n = row_cell.size
     order = _stable_argsort(row_cell)
     counts = np.bincount(row_cell, minlength=num_cells)
+    group = block_size(counts, group)
     cell_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     blocks = -(-counts // group)
     block_start = np.concatenate([[0], np.cumsum(blocks)[:-1]])
