@@ -8,8 +8,10 @@ positive direction. Three sweeps around a base shape, n rows each:
 * M ∈ {4, 8, 16, 32} at V = 5 (10 restarts),
 * restarts ∈ {1, 5, 10, 20} at M = 4, V = 10.
 
-For each shape: ofijax warm time (min of 2 calls after a compile call) and AIF360's time (one call,
-``num_iters`` = restarts, q ∈ [1e-3, 1e3] as AIF360 has it), the occupied cells and both scores.
+For each shape: ofijax's warm time (after a compile call) and AIF360's time (``num_iters`` =
+restarts, q ∈ [1e-3, 1e3] as AIF360 has it), each the best of repeated calls within a 0.5 s
+budget (2-20 calls for ofijax; AIF360's first call counts, and shapes where it takes over 0.5 s
+run once), the occupied cells and both scores.
 The fitted exponent of each sweep is the least-squares slope of log time on log V (M, restarts).
 Timings on a shared machine are noisy; the ratios and exponents (both sides measured in the same
 run) are what count. Writes ``experiments/results/bench_scan_shapes.csv``; ends with
@@ -45,24 +47,47 @@ from ofijax.scan import bias_scan  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def time_ofijax(df, y, p, restarts, repeats=2):
-    res = bias_scan(df, y, p, penalty=1e-17, search="coordinate_ascent", num_restarts=restarts)  # compile
-    best = np.inf
-    for _ in range(repeats):
+#: Each side is timed as the best of repeated calls until this many seconds are spent (at least
+#: MIN_CALLS and at most MAX_CALLS calls; AIF360's slow shapes therefore run once): a single call
+#: of a 15 ms scan on a shared machine is often 20-30% slower than its best.
+BUDGET_S = 0.5
+MIN_CALLS, MAX_CALLS = 2, 20
+
+
+def best_of(call, first=None):
+    """min wall time of repeated ``call()`` (``first``: the time of a call already made, which
+    counts as one); returns (seconds, last result)."""
+    times, spent, out = ([] if first is None else [first]), 0.0 if first is None else first, None
+    while len(times) < MAX_CALLS and (spent < BUDGET_S or len(times) < MIN_CALLS):
         t0 = time.perf_counter()
-        res = bias_scan(df, y, p, penalty=1e-17, search="coordinate_ascent", num_restarts=restarts)
-        best = min(best, time.perf_counter() - t0)
-    return best, res
+        out = call()
+        times.append(time.perf_counter() - t0)
+        spent += times[-1]
+    return min(times), out
+
+
+def time_ofijax(df, y, p, restarts):
+    def call():
+        return bias_scan(df, y, p, penalty=1e-17, search="coordinate_ascent",
+                         num_restarts=restarts)
+
+    call()  # compile (not timed)
+    return best_of(call)
 
 
 def time_aif360(df, y, p, restarts):
     from aif360.detectors.mdss_detector import bias_scan as aif_scan
 
-    t0 = time.perf_counter()
-    _, score = aif_scan(data=df, observations=pd.Series(y), expectations=pd.Series(p),
+    def call():
+        return aif_scan(data=df, observations=pd.Series(y), expectations=pd.Series(p),
                         favorable_value="high", overpredicted=False, scoring="Bernoulli",
                         num_iters=restarts, penalty=1e-17, mode="binary")
-    return time.perf_counter() - t0, float(score)
+
+    t0 = time.perf_counter()
+    out = call()
+    first = time.perf_counter() - t0  # AIF360 compiles nothing: its first call counts
+    best, last = best_of(call, first) if first < BUDGET_S else (first, out)
+    return best, float((last if last is not None else out)[1])
 
 
 def exponent(x, t):
