@@ -130,7 +130,6 @@ def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells)
 # Features, outcome counts and padding as one program (their jitted functions, called inside it),
 # with its executable kept on disk (``aot_jit``): one load instead of ~5 traced programs.
 _CELLS = aot_jit(_cells_program, name="ofijax.scan.cells", static_argnums=(6, 7))
-_ROW_MASK = aot_jit(row_mask, name="ofijax.scan.row_mask")
 
 
 def _padded_cells(problem, basis, layout, y, p):
@@ -142,10 +141,6 @@ def _padded_cells(problem, basis, layout, y, p):
     lay = (None, None, 0) if layout is None else (layout.slot_row, layout.block_cell,
                                                    layout.group)
     return _CELLS(p, y, problem, basis, *lay, cell_bucket(problem.num_cells))
-
-
-def _row_mask(problem, mask, listed):
-    return (_ROW_MASK if aot_enabled() else row_mask)(problem, mask, listed)
 
 
 def _default_key(key, num_samples, num_replicates):
@@ -176,13 +171,15 @@ _SEARCHED: set = set()  # shapes searched in this process (for the progress noti
 
 
 def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, greedy=True):
-    """:func:`scan_arrays` on a padded problem, through the ahead-of-time programs."""
+    """:func:`scan_arrays` on a padded problem, through the ahead-of-time programs: ``(RawScan,
+    rows)``, ``rows`` the ``(N,)`` bool NumPy mask of the found subgroup's rows."""
     m = problem.cell_codes.shape[1]
     # the search sees only cell arrays, so its program is shared by all row counts
     cells, max_steps = search_args(problem, max_steps)
-    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0): the plain call
-        return scan_arrays(key, problem, Phi, Y, basis, penalty=penalty,
-                           num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
+    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0): the plain calls
+        raw = scan_arrays(key, problem, Phi, Y, basis, penalty=penalty,
+                          num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
+        return raw, np.asarray(row_mask(problem, raw.mask, raw.listed))
     c, k = Phi.shape
     shape = (c, k, m, problem.v_max, basis.kind, num_restarts, max_steps, bool(greedy))
     msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else
@@ -190,11 +187,13 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
            "per shape; the executable is kept on disk for later processes)")
     fn = SEARCH.pick(c)
     with Notice(msg):
-        out = fn(key, cells, Phi, Y, basis, float(penalty), max_steps, num_restarts,
-                 bool(greedy))
+        out, cells_in = fn(key, cells, Phi, Y, basis, float(penalty), max_steps, num_restarts,
+                           bool(greedy))
         jax.block_until_ready(out)
     _SEARCHED.add(shape)
-    return out
+    # the rows of the found subgroup: its cells' membership (computed in the search program)
+    # read at each row's cell, a NumPy gather instead of a row-mask program to compile
+    return out, np.asarray(cells_in)[np.asarray(problem.row_cell)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,11 +400,10 @@ def bias_scan(
                 "search='coordinate_ascent' (or 'auto'), or bin / group values."
             )
         if search == "coordinate_ascent" and opts.top_k is None:
-            # the first-call path: three ahead-of-time programs (cells, search, rows)
+            # the first-call path: two ahead-of-time programs (cells; search and its rows)
             padded, Phi_p, Y_p = _padded_cells(problem, b, layout, y, p)
-            raw = _search(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
-                          num_restarts=opts.num_restarts, max_steps=opts.max_steps)
-            rows = np.asarray(_row_mask(padded, raw.mask, raw.listed))
+            raw, rows = _search(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
+                                num_restarts=opts.num_restarts, max_steps=opts.max_steps)
             res = _bias_result(enc, rows, np.asarray(raw.mask), np.asarray(raw.listed), raw.score,
                                raw.log_q, raw.converged, y, p, search=search, **common)
             if rnd.num_samples:

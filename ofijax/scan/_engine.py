@@ -779,10 +779,13 @@ class Programs:
 
 def _search_program(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, greedy):
     """:func:`scan_arrays` as one top-level program (``max_steps``, ``num_restarts`` and
-    ``greedy`` static); ``cells`` is a :class:`Problem` without rows (``row_cell`` empty), so
-    the program is shared by all row counts."""
-    return scan_arrays(key, cells, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
-                       max_steps=max_steps, greedy=greedy)
+    ``greedy`` static), and the ``(C,)`` :func:`cell_mask` of the subgroup it found (the caller
+    reads its rows as ``cells_in[row_cell]``, so no row-mask program is compiled); ``cells`` is a
+    :class:`Problem` without rows (``row_cell`` empty), so the program is shared by all row
+    counts."""
+    raw = scan_arrays(key, cells, Phi, Y, basis, penalty=penalty, num_restarts=num_restarts,
+                      max_steps=max_steps, greedy=greedy)
+    return raw, cell_mask(cells, raw.mask, raw.listed)
 
 
 def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
@@ -803,9 +806,10 @@ _scan_cells = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9))
 _scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9),
                             compiler_options=compiler_options())
 
-#: The top-level search (:func:`_search_program`) of ``bias_scan`` and of its Bernoulli
-#: replicates on CPU, with its executables kept on disk: a new process loads it instead of
-#: tracing and lowering the search again (~1-2 s on CPU; see ``ofijax._jaxcache.aot_jit``).
+#: The top-level search (:func:`_search_program`: ``(RawScan, cells_in)``) of ``bias_scan`` and
+#: of its Bernoulli replicates on CPU, with its executables kept on disk: a new process loads it
+#: instead of tracing and lowering the search again (~1-2 s on CPU; see
+#: ``ofijax._jaxcache.aot_jit``).
 SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8))
 
 

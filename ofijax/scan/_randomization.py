@@ -408,7 +408,7 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
 
         def search(key, Y):
             return SEARCH.small(key, cells, Phi, Y, basis, penalty, steps, spec.num_restarts,
-                                True)
+                                True)[0]
     else:  # the default options and three solves a step (scan_arrays' throughput program)
         def search(key, Y):
             return scan_arrays(key, data.problem, Phi, Y, basis, penalty=params.penalty,
