@@ -83,8 +83,8 @@ def test_fast_compiled_scan_gives_the_default_programs_result():
         Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
         problem, Phi, Y = E.pad_cells(problem, Phi, Y, 16)
         args = (jax.random.key(0), problem, Phi, Y, basis, 0.1, 40, 3, True)
-        small = E._scan_cells_small(*args, True)  # fast options, one looped solver
-        default = E._scan_cells(*args, False)  # default options, three solves
+        small = E._scan_cells_small(*args, True, False)  # fast options, one looped solver
+        default = E._scan_cells(*args, False, False)  # default options, three solves
     assert float(small.score) > 0
     for a, b in zip(small, default):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)

@@ -221,7 +221,7 @@ def test_greedy_lane_is_steepest_ascent_and_skips_the_moved_attribute():
         codes, y, p = _table(seed, True)
         problem, basis, Phi, Y = _engine_inputs(codes, y, p, direction, True)
         keys = jax.random.split(jax.random.key(seed), 2)
-        _, _, scores, conv, steps = E._search(keys, problem, Phi, Y, basis,
+        _, _, scores, conv, steps, _ = E._search(keys, problem, Phi, Y, basis,
                                               jnp.asarray(penalty), 100, True, basis.endpoints())
         ref, moves = _greedy_reference(codes, y, p, direction, penalty)
         assert float(scores[-1]) == pytest.approx(ref, abs=1e-6)
@@ -410,8 +410,9 @@ def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
     keys = jax.random.split(jax.random.key(2), 2)
 
     def run():  # a fresh jit, so the module switches are read at trace time
-        f = jax.jit(E._scan_cells.__wrapped__, static_argnums=(7, 8, 9))
-        one = jax.vmap(lambda k: f(k, cells, Phi, Y, basis, 0.01, 60, RESTARTS, True, None))
+        f = jax.jit(E._scan_cells.__wrapped__, static_argnums=(7, 8, 9, 10))
+        one = jax.vmap(lambda k: f(k, cells, Phi, Y, basis, 0.01, 60, RESTARTS, True, None,
+                                   False))
         return one(keys)
 
     monkeypatch.setattr(E, "AGGREGATE", "onehot")

@@ -367,6 +367,7 @@ class Step(NamedTuple):
     score: jax.Array  # G*(new subset) - penalty·|row| (no penalty when unlisted)
     log_q: jax.Array  # its fitted t = log q
     pool_score: jax.Array  # G*(pool): the subset with this attribute's constraint dropped
+    pool_log_q: jax.Array  # its fitted t = log q
 
 
 class _Phases(NamedTuple):
@@ -475,6 +476,7 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
         jnp.where(unconstrained, g_all, s_j[j]),
         jnp.where(unconstrained, t_all, st.t2[j]),
         g_all,
+        t_all,
     )
 
 
@@ -503,13 +505,15 @@ class _Lanes(NamedTuple):
 
     mask: jax.Array  # (L, M, V)
     listed: jax.Array  # (L, M)
-    score: jax.Array  # (L,)
+    score: jax.Array  # (L,) penalised score of each lane's subgroup (-inf before its first step)
+    log_q: jax.Array  # (L,) its fitted t = log q
     visited: jax.Array  # (L, M) (greedy lane: all True once a sweep found no improvement)
     steps: jax.Array  # (L,)
     active: jax.Array  # (L,) still searching
     best_mask: jax.Array  # (M, V) greedy lane: best candidate of the current sweep
     best_listed: jax.Array  # (M,)
     best_score: jax.Array  # ()
+    best_log_q: jax.Array  # ()
     best_attr: jax.Array  # () int32: the attribute the sweep's best candidate re-optimised
     sweep_pos: jax.Array  # () int32: greedy lane: steps taken in the current sweep
     skip: jax.Array  # () int32: greedy lane: the attribute its last move re-optimised (-1: none)
@@ -574,10 +578,11 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     # scored by its first step (the pool of attribute 0 with nothing listed). So a lane that never
     # steps (max_steps = 0) keeps -inf, and the best lane is then restart 0 (the whole data).
     neg_inf = jnp.asarray(-jnp.inf, dtype)
+    zero = jnp.asarray(0.0, dtype)
     state = _Lanes(
-        mask, listed, jnp.full(lanes, neg_inf), jnp.zeros((lanes, m), bool), jnp.zeros(lanes, jnp.int32),
-        jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool), neg_inf,
-        jnp.int32(0), jnp.int32(0), jnp.int32(-1),
+        mask, listed, jnp.full(lanes, neg_inf), jnp.zeros(lanes, dtype), jnp.zeros((lanes, m), bool),
+        jnp.zeros(lanes, jnp.int32), jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool),
+        neg_inf, zero, jnp.int32(0), jnp.int32(0), jnp.int32(-1),
     )
     # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
     # fori_loop over lanes whose cond skips stopped lanes was tried: no gain at 20k × 8 × 8 and
@@ -588,7 +593,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
 
     def one_step(mk, ls, a):
         st = attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends, one_solver, prepared)
-        return st.row, st.listed, st.score, st.pool_score
+        return st.row, st.listed, st.score, st.pool_score, st.log_q, st.pool_log_q
 
     step_fn = jax.vmap(one_step)
     n_groups = -(-lanes // width)
@@ -614,7 +619,6 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
             count = -(-n_active // width)
 
             def group(j, out):
-                rows, lsts, pools, bases = out
                 sel = jax.lax.dynamic_slice(order, (j * width,), (width,))
                 # Slots past the active lanes (an odd count's last group) step an empty subgroup
                 # (its segment sums drop every cell unread) and are dropped:
@@ -622,16 +626,16 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
                 spare = j * width + jnp.arange(width) >= n_active
                 mk = jnp.where(spare[:, None, None], False, s.mask[sel])
                 ls = jnp.where(spare[:, None], True, s.listed[sel])
-                r, ls_, pl, ba = step_fn(mk, ls, a[sel])
                 dest = jnp.where(spare, lanes, sel)  # out of range: dropped
-                return (rows.at[dest].set(r, mode="drop"), lsts.at[dest].set(ls_, mode="drop"),
-                        pools.at[dest].set(pl, mode="drop"), bases.at[dest].set(ba, mode="drop"))
+                return tuple(o.at[dest].set(x, mode="drop")
+                             for o, x in zip(out, step_fn(mk, ls, a[sel])))
 
             init = (jnp.zeros((lanes, v_max), bool), jnp.zeros(lanes, bool),
-                    jnp.zeros(lanes, dtype), jnp.zeros(lanes, dtype))
-            row, lst, pooled, pool_score = jax.lax.fori_loop(0, count, group, init)
+                    *(jnp.zeros(lanes, dtype) for _ in range(4)))
+            row, lst, pooled, pool_score, t_step, pool_t = jax.lax.fori_loop(0, count, group,
+                                                                             init)
         else:
-            row, lst, pooled, pool_score = step_fn(s.mask, s.listed, a)
+            row, lst, pooled, pool_score, t_step, pool_t = step_fn(s.mask, s.listed, a)
         mask2 = s.mask.at[idx, a].set(row)
         listed2 = s.listed.at[idx, a].set(lst)
         others = jax.vmap(lambda mm, ll, aa: _penalty_count(problem, mm, ll.at[aa].set(False)))(
@@ -643,17 +647,20 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         # restart lanes: always accept; reset the visited flags on improvement
         improved = full > s.score + IMPROVE_TOL
         visited = jnp.where(improved[:, None], False, s.visited).at[idx, a].set(True)
-        new_mask, new_listed, new_score = mask2, listed2, full
-        bm, bl, bs, ba = s.best_mask, s.best_listed, s.best_score, s.best_attr
+        new_mask, new_listed, new_score, new_t = mask2, listed2, full, t_step
+        bm, bl, bs, bt, ba = s.best_mask, s.best_listed, s.best_score, s.best_log_q, s.best_attr
         pos, skip = s.sweep_pos, s.skip
         if greedy:  # greedy lane: keep the base, remember the sweep's best, move at sweep end
             g = r
             # the base's score: at the lane's first step (nothing listed) its pool is the whole data
-            base = jnp.where(s.steps[g] == 0, pool_score[g], s.score[g])
+            first = s.steps[g] == 0
+            base = jnp.where(first, pool_score[g], s.score[g])
+            base_t = jnp.where(first, pool_t[g], s.log_q[g])
             cand = act[g] & (full[g] > bs)
             bm = jnp.where(cand, mask2[g], bm)
             bl = jnp.where(cand, listed2[g], bl)
             bs = jnp.where(cand, full[g], bs)
+            bt = jnp.where(cand, t_step[g], bt)
             ba = jnp.where(cand, a[g].astype(jnp.int32), ba)
             # A sweep after a move passes over the attribute that move set: its step would return
             # the base (the base's value set is already that attribute's optimum given the
@@ -663,6 +670,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
             new_mask = new_mask.at[g].set(jnp.where(move, bm, s.mask[g]))
             new_listed = new_listed.at[g].set(jnp.where(move, bl, s.listed[g]))
             new_score = new_score.at[g].set(jnp.where(move, bs, base))
+            new_t = new_t.at[g].set(jnp.where(move, bt, base_t))
             visited = visited.at[g].set(jnp.full(m, end & (~move | (m == 1))))
             bs = jnp.where(end, neg_inf, bs)
             skip = jnp.where(move, ba, skip)
@@ -670,13 +678,14 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         new_mask = jnp.where(act[:, None, None], new_mask, s.mask)
         new_listed = jnp.where(act[:, None], new_listed, s.listed)
         new_score = jnp.where(act, new_score, s.score)
+        new_t = jnp.where(act, new_t, s.log_q)
         new_visited = jnp.where(act[:, None], visited, s.visited)
         new_active = act & ~jnp.all(new_visited, axis=1) & (steps < max_steps)
-        return _Lanes(new_mask, new_listed, new_score, new_visited, steps, new_active, bm, bl, bs,
-                      ba, pos, skip)
+        return _Lanes(new_mask, new_listed, new_score, new_t, new_visited, steps, new_active, bm,
+                      bl, bs, bt, ba, pos, skip)
 
     out = jax.lax.while_loop(cond, body, state)
-    return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps
+    return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps, out.log_q
 
 
 def scan_arrays(
@@ -708,9 +717,11 @@ def scan_arrays(
         :func:`ofijax._jaxcache.compiler_options`), whose run is up to ~1.4× slower.
 
     Returns:
-      :class:`RawScan` of the best restart; its score and log q are re-computed directly from the
-      final subgroup by :func:`score_arrays`. Starts are not scored (see :func:`_search`), so with
-      ``max_steps = 0`` the result is restart 0's start, the whole data.
+      :class:`RawScan` of the best restart; its score and log q are those its last attribute step
+      computed for the final subgroup (:func:`attribute_step`: the per-value sums of the cells
+      added up by value, so they equal :func:`score_arrays`' direct sum over the cells to float64
+      round-off, ~1e-13 relative). Starts are not scored (see :func:`_search`), so with
+      ``max_steps = 0`` the result is restart 0's start, the whole data, scored directly.
     """
     m = problem.cell_codes.shape[1]
     max_steps = default_max_steps(m) if max_steps is None else int(max_steps)
@@ -718,11 +729,12 @@ def scan_arrays(
     # data sets with the same (C, M, V_max, K).
     cells = dataclasses.replace(problem, row_cell=jnp.zeros(0, jnp.int32))
     small = Phi.shape[0] <= SMALL_CELLS and not throughput
-    args = (key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy), small)
+    args = (key, cells, Phi, Y, basis, penalty, max_steps, num_restarts, bool(greedy), small,
+            max_steps == 0)
     if is_tracer(Phi):  # inside an outer jit/vmap: nothing runs now
         return _scan_cells(*args)
     shape = (tuple(Phi.shape), str(Phi.dtype), tuple(problem.cell_codes.shape), problem.v_max,
-             basis.kind, num_restarts, bool(greedy), small)
+             basis.kind, num_restarts, bool(greedy), small, max_steps == 0)
     c, k = Phi.shape
     if shape in _COMPILED:
         msg = f"scan: searching {c:,} cells × {m} attributes"
@@ -789,21 +801,28 @@ def _search_program(key, cells, Phi, Y, basis, penalty, max_steps, num_restarts,
 
 
 def _scan_cells_impl(key, problem, Phi, Y, basis, penalty, max_steps, num_restarts,
-                     greedy, one_solver) -> RawScan:
+                     greedy, one_solver, unstepped) -> RawScan:
+    """The best lane's subgroup with the score and log q its last step computed (a search
+    program holds no solver besides the step's: a final re-score's own solver was ~0.16 s of a
+    10k × 4 × 5 program's compile); ``unstepped`` (static: ``max_steps == 0``, no lane steps):
+    restart 0's start, the whole data, scored directly."""
     penalty = jnp.asarray(penalty, Phi.dtype)
     keys = jax.random.split(key, num_restarts)
     ends = basis.endpoints()
-    masks, listeds, scores, conv, steps = _search(
+    masks, listeds, scores, conv, steps, log_qs = _search(
         keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver
     )
     best = jnp.argmax(scores)
     mask, listed = masks[best], listeds[best]
-    score, t = _score(problem, Phi, Y, basis, mask, listed, penalty, ends)
+    if unstepped:
+        score, t = _score(problem, Phi, Y, basis, mask, listed, penalty, ends)
+    else:
+        score, t = scores[best], log_qs[best]
     return RawScan(mask, listed, score, t, jnp.all(conv), steps)
 
 
-_scan_cells = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9))
-_scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9),
+_scan_cells = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9, 10))
+_scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9, 10),
                             compiler_options=compiler_options())
 
 #: The top-level search (:func:`_search_program`: ``(RawScan, cells_in)``) of ``bias_scan`` and
