@@ -231,6 +231,40 @@ def test_greedy_lane_is_steepest_ascent_and_skips_the_moved_attribute():
     assert checked >= 2  # the tables do make the lane move
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_every_lane_carries_its_subgroups_score_and_log_q(grouped, monkeypatch):
+    """The score and log q a lane carries (its last attribute step's; the result's come from the
+    best lane, with no re-score) equal score_arrays' direct re-score of the lane's final subgroup,
+    for the restart lanes and the greedy lane, on the lock-step path and on the grouped
+    segment-sum path of large tables; and scan_arrays returns the best lane's pair."""
+    if grouped:  # step only the active lanes, in pairs, with segment sums
+        monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1)
+        monkeypatch.setattr(E, "AGGREGATE", "segment")
+    checked = 0
+    for seed, direction, penalty, varying in [(0, "positive", 0.5, True), (1, "negative", 0.1, True),
+                                              (2, "positive", 0.0, True), (3, "positive", 1.0, False)]:
+        codes, y, p = _table(seed, varying)
+        problem, basis, Phi, Y = _engine_inputs(codes, y, p, direction, varying)
+        keys = jax.random.split(jax.random.key(seed), 4)
+        search = jax.jit(lambda *a: E._search(*a[:6], 100, True, a[6]))  # a fresh trace
+        masks, listeds, scores, _, steps, log_qs = search(keys, problem, Phi, Y, basis,
+                                                         jnp.asarray(penalty), basis.endpoints())
+        for lane in range(keys.shape[0] + 1):  # the restart lanes, then the greedy lane
+            assert int(steps[lane]) > 0
+            direct, t = E.score_arrays(problem, Phi, Y, basis, masks[lane], listeds[lane],
+                                       penalty=penalty)
+            assert float(scores[lane]) == pytest.approx(float(direct), rel=1e-10, abs=1e-10)
+            assert float(log_qs[lane]) == pytest.approx(float(t), rel=1e-7, abs=1e-9)
+            checked += bool(np.asarray(listeds[lane]).any())
+        raw = E.scan_arrays(jax.random.key(seed), problem, Phi, Y, basis, penalty=penalty,
+                            num_restarts=4)
+        best = int(np.argmax(np.asarray(scores)))
+        # (another program: fast-compiling options; the same lanes up to float64 round-off)
+        assert float(raw.score) == pytest.approx(float(scores[best]), rel=1e-12, abs=1e-12)
+        assert float(raw.log_q) == pytest.approx(float(log_qs[best]), rel=1e-9, abs=1e-12)
+    assert checked >= 8  # most final subgroups are constrained ones
+
+
 def test_determinism_and_restart_zero():
     codes, y, p = _table(1, True)
     problem, basis, Phi, Y = _engine_inputs(codes, y, p, "positive", True)
