@@ -352,6 +352,47 @@ def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
     return RowLayout(device_array(slot_row), device_array(block_cell), int(group))
 
 
+#: Minimax coefficients of fdlibm's ``__ieee754_log`` (e_log.c, Sun Microsystems 1993: "Permission
+#: to use, copy, modify, and distribute this software is freely granted, provided that this notice
+#: is preserved"): ``log(1+f) = f - (f²/2 - s·(f²/2 + R(s²)))``, ``s = f/(2+f)``, error < 1 ulp.
+_LOG_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+           2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+           1.479819860511658591e-01)
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_SQRT_HALF_BITS = 0x3FE6A09E667F3BCD  # float64 bits of sqrt(1/2)
+
+
+def _log_positive(x: jax.Array) -> jax.Array:
+    """``log(x)`` of positive *normal* float64 ``x`` (no zero, subnormal, inf or NaN), to 1 ulp.
+
+    fdlibm's algorithm in array operations: ``x = 2^k·m`` with ``m ∈ [√½, √2)`` (read off the
+    bits), ``log x = k·ln 2 + log m`` with ``log m`` from a degree-14 minimax polynomial in
+    ``s = (m-1)/(m+1)``. XLA:CPU (jaxlib 0.10.2) evaluates a float64 ``log`` in an elementwise
+    fusion without vectorising it (1.9 ms for 700k values on 2 cores, against 0.6 ms for this):
+    the block products of :func:`features` take their logs here. Measured against ``np.log`` on
+    7·10^5 values spanning 1e-304 to 1e304: at most 1 ulp, ``log(1) = 0`` exactly.
+
+    >>> import numpy as np
+    >>> with jax.enable_x64(True):
+    ...     x = jnp.array([1.0, 2.0, 1e-300, 1e300, 0.7])
+    ...     bool(np.allclose(_log_positive(x), np.log(np.asarray(x)), rtol=3e-16, atol=0))
+    True
+    """
+    x = jnp.asarray(x, jnp.float64)
+    bits = jax.lax.bitcast_convert_type(x, jnp.int64)
+    k = (bits - _SQRT_HALF_BITS) >> 52  # arithmetic shift: the exponent of x/√½, rounded down
+    m = jax.lax.bitcast_convert_type(bits - (k << 52), jnp.float64)  # x / 2^k ∈ [√½, √2)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    lg1, lg2, lg3, lg4, lg5, lg6, lg7 = _LOG_LG
+    r = w * (lg2 + w * (lg4 + w * lg6)) + z * (lg1 + w * (lg3 + w * (lg5 + w * lg7)))
+    hfsq = 0.5 * f * f
+    kf = k.astype(jnp.float64)
+    return kf * _LN2_HI - ((hfsq - (s * (hfsq + r) + kf * _LN2_LO)) - f)
+
+
 @partial(jax.jit, static_argnames=("num_cells", "group"))
 def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
     k = basis.num_nodes
@@ -369,7 +410,8 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
         sl, ce = xs
         pb = p_ext[sl]  # (chunk, G); padding slots p = 0 -> factor exactly 1
         prod = jnp.prod(1.0 + pb[..., None] * e, axis=1)  # (chunk, K)
-        return acc + jax.ops.segment_sum(jnp.log(prod), ce, num_segments=num_cells), None
+        # each product is a positive normal number (at most G factors in [e^{-T}, e^{T}], G·T ≤ 600)
+        return acc + jax.ops.segment_sum(_log_positive(prod), ce, num_segments=num_cells), None
 
     vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, k), jnp.float64), (slots, cells))
     return vals @ _coef_map(basis)
