@@ -634,6 +634,13 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
                     *(jnp.zeros(lanes, dtype) for _ in range(4)))
             row, lst, pooled, pool_score, t_step, pool_t = jax.lax.fori_loop(0, count, group,
                                                                              init)
+        elif prepared.stats is not None:
+            # lock-step on a segment-summed table: a stopped lane steps an empty subgroup (its
+            # segment sums drop every cell unread; its outputs are discarded below) instead of
+            # its own
+            act = s.active
+            row, lst, pooled, pool_score, t_step, pool_t = step_fn(
+                s.mask & act[:, None, None], s.listed | ~act[:, None], a)
         else:
             row, lst, pooled, pool_score, t_step, pool_t = step_fn(s.mask, s.listed, a)
         mask2 = s.mask.at[idx, a].set(row)
