@@ -41,10 +41,12 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -230,7 +232,6 @@ class AOTFunction:
                  compiler_options: Mapping[str, Any] | None = None,
                  static_argnames: Sequence[str] = ()):
         import functools
-        import threading
 
         import jax
 
@@ -331,7 +332,8 @@ class AOTFunction:
             return out
         if os.path.exists(_skip_path(key)):  # not serializable: jax.jit and JAX's own cache
             return self._plain(key, fast, args, kwargs)
-        compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
+        with _gc_paused():
+            compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
         if not _store(key, compiled):
             _mark_unserializable(key)
             return self._plain(key, fast, args, kwargs)
@@ -342,12 +344,41 @@ class AOTFunction:
 
     def _plain(self, key, fast, args, kwargs):
         """The call through ``jax.jit`` (JAX's persistent cache), remembered for ``key``."""
-        compiled = self.jitted.lower(*args, **kwargs).compile()
+        with _gc_paused():
+            compiled = self.jitted.lower(*args, **kwargs).compile()
         _LOADED[key] = compiled
         if fast is not None:
             _LOADED[fast] = compiled
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         return compiled(*dynamic)
+
+
+_GC_LOCK = threading.Lock()
+_GC_PAUSE = [0, False]  # [nested pauses in progress, whether the collector was enabled]
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's cyclic garbage collector paused while a program is traced, lowered and compiled,
+    then restored as it was: tracing allocates tens of thousands of short-lived objects, and the
+    collections they trigger walk the whole heap (JAX's modules included) without freeing
+    anything. A 10k × 4 × 5 search program traced in 0.22 instead of 0.29 s (measured with
+    ``gc.disable()``); its objects are freed by reference counting as usual, and anything cyclic
+    at the next collection. Pauses in several threads nest (the last one out restores)."""
+    import gc
+
+    with _GC_LOCK:
+        if _GC_PAUSE[0] == 0:
+            _GC_PAUSE[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSE[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSE[0] -= 1
+            if _GC_PAUSE[0] == 0 and _GC_PAUSE[1]:
+                gc.enable()
 
 
 def jax_block(out) -> None:

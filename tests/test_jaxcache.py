@@ -348,3 +348,48 @@ def test_fast_compiled_audit_programs_give_the_default_programs_results():
         *args, num_samples=50)
     np.testing.assert_array_equal(np.asarray(fast_b), np.asarray(plain_b))
     assert _frame._tables.compiler_options == _significance._bootstrap_positions_jit.compiler_options
+
+
+def test_compiles_pause_the_garbage_collector_and_restore_it(monkeypatch, tmp_path):
+    """An aot_jit miss traces and compiles with Python's cyclic GC paused, then leaves it as it
+    was (enabled or disabled by the caller), also when pauses in several threads overlap."""
+    import gc
+    import threading
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    jc = _aot_on(monkeypatch, tmp_path)
+    fresh, seen = jc._fresh_compile, []
+
+    def spy(lowered):
+        seen.append(gc.isenabled())
+        return fresh(lowered)
+
+    monkeypatch.setattr(jc, "_fresh_compile", spy)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        jc.aot_jit(lambda x: jnp.cos(x) + 2.0, name="test.gc1")(np.arange(3.0))
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # a caller that disabled it keeps it disabled
+        jc.aot_jit(lambda x: jnp.cos(x) + 3.0, name="test.gc2")(np.arange(3.0))
+        assert seen == [False, False] and not gc.isenabled()
+        gc.enable()
+        inside, go = threading.Barrier(2), threading.Event()
+
+        def pause():
+            with jc._gc_paused():
+                inside.wait()
+                go.wait()
+
+        t = threading.Thread(target=pause)
+        t.start()
+        with jc._gc_paused():
+            inside.wait()
+            go.set()
+            t.join()  # the other pause ended first: still paused for this one
+            assert not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
