@@ -78,12 +78,19 @@ _ENABLED_DIR: str | None = None
 #:   compiled faster still but ran 3-4× slower. The results agree to rounding, not bit for bit,
 #:   with the default level's; a given option set always builds the same program, so a result
 #:   does not depend on whether the executable came from a cache.
+#: * ``xla_disable_hlo_passes=while-loop-invariant-code-motion``: XLA's hoisting of loop-invariant
+#:   code out of while loops re-runs on every loop of the program at each round of the
+#:   simplification pipeline (15 rounds, ~0.11 s of a 10k × 4 × 5 search's 0.29 s of HLO passes);
+#:   without it that search compiled in 0.82-0.85 instead of 0.96-0.97 s and ran in 20.7-21.1
+#:   instead of 20.5-20.9 ms (the loops' invariants are already hoisted by hand, e.g. the step's
+#:   ``_prepare``). Only an optimisation: the arithmetic, and so every result, is the same.
 #:
 #: ``ofijax.scan`` uses these options only below a cell count and replicate count (jaxlib
 #: 0.10.2; see ``experiments/bench_scan.py --cold-only`` and ``scan._engine.Programs``); the
 #: audit's metric tables and bootstrap always (counts and IEEE divisions: the same results bit
 #: for bit; a cold COMPAS audit compiled them in 0.18 instead of 0.47 s).
-FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1}
+FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1,
+                "xla_disable_hlo_passes": "while-loop-invariant-code-motion"}
 
 #: jaxlib versions whose XLA is known to accept every :data:`FAST_COMPILE` flag (an unknown flag
 #: is a compile error, so other versions get plain ``jax.jit``).

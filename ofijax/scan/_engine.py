@@ -490,8 +490,10 @@ def _random_start(u_order, rho, u_keep, problem: Problem, valid):
         mask, listed = ml
         a = order[i]
         excludes = jnp.any(valid[a] & ~keep[a])
-        mask2 = mask.at[a].set(keep[a])
-        listed2 = listed.at[a].set(True)
+        # row a replaced by keep's row a: selects, not scatters (see _search's body)
+        at_a = jnp.arange(m) == a
+        mask2 = jnp.where(at_a[:, None], keep, mask)
+        listed2 = listed | at_a
         rows = _in_subset(problem, mask2, listed2).astype(problem.n_cells.dtype) @ problem.n_cells
         ok = excludes & (rows >= MIN_INIT_ROWS)
         return jnp.where(ok, mask2, mask), jnp.where(ok, listed2, listed)
@@ -597,7 +599,6 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
 
     step_fn = jax.vmap(one_step)
     n_groups = -(-lanes // width)
-    lane_idx = jnp.arange(lanes)
 
     def cond(s: _Lanes):
         return jnp.any(s.active)
@@ -610,7 +611,6 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         if greedy:  # the sweep's next attribute, passing over the one the last move set
             ga = s.sweep_pos + (s.sweep_pos >= s.skip) * (s.skip >= 0)
             a = jnp.concatenate([a, ga[None].astype(a.dtype)])
-        idx = lane_idx
         if width < lanes:
             # active lanes first (stable), padded with the last lane to whole groups
             order = jnp.argsort(~s.active, stable=True)
@@ -643,17 +643,21 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
                 s.mask & act[:, None, None], s.listed | ~act[:, None], a)
         else:
             row, lst, pooled, pool_score, t_step, pool_t = step_fn(s.mask, s.listed, a)
-        mask2 = s.mask.at[idx, a].set(row)
-        listed2 = s.listed.at[idx, a].set(lst)
-        others = jax.vmap(lambda mm, ll, aa: _penalty_count(problem, mm, ll.at[aa].set(False)))(
-            mask2, listed2, a
+        # each lane's attribute a[l] updated by selects on a one-hot, not scatters: with the
+        # fast-compiling options XLA:CPU expands every scatter into a while loop of its own
+        # (six of them, ~0.1 s of a 10k × 4 × 5 program's compile); the values are the same
+        at = jnp.arange(m)[None, :] == a[:, None]  # (L, M)
+        mask2 = jnp.where(at[:, :, None], row[:, None, :], s.mask)
+        listed2 = jnp.where(at, lst[:, None], s.listed)
+        others = jax.vmap(lambda mm, ll, at_l: _penalty_count(problem, mm, ll & ~at_l))(
+            mask2, listed2, at
         )
         full = pooled - penalty * others
         act = s.active
         steps = s.steps + act
         # restart lanes: always accept; reset the visited flags on improvement
         improved = full > s.score + IMPROVE_TOL
-        visited = jnp.where(improved[:, None], False, s.visited).at[idx, a].set(True)
+        visited = jnp.where(improved[:, None], False, s.visited) | at
         new_mask, new_listed, new_score, new_t = mask2, listed2, full, t_step
         bm, bl, bs, bt, ba = s.best_mask, s.best_listed, s.best_score, s.best_log_q, s.best_attr
         pos, skip = s.sweep_pos, s.skip
