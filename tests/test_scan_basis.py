@@ -77,6 +77,32 @@ def test_log_positive_within_one_ulp_of_numpy():
     assert float(B._log_positive(jnp.asarray(1.0))) == 0.0
 
 
+@pytest.mark.parametrize("q_bounds", [(1e-6, 1e6), (1e-3, 1e3), (0.5, 2.0), (1e-9, 3.0)])
+@pytest.mark.parametrize("direction", ["positive", "negative"])
+def test_chebyshev_endpoints_closed_form_equal_basis_eval(direction, q_bounds):
+    """A full-rank Chebyshev basis's endpoints() (closed form: T_k(∓1), T_k'(∓1)/half) are
+    basis_eval's values at t_lo and t_hi bit for bit, eagerly and under jit; a reduced basis's
+    are its projection of them."""
+    import dataclasses
+
+    basis = B.make_basis("chebyshev", direction=direction, q_bounds=q_bounds)
+    full = dataclasses.replace(basis, proj=None)
+
+    def both(b):
+        f, df = B.basis_eval(b, jnp.stack([b.t_lo, b.t_hi]))
+        return (f[0], df[0], f[1], df[1]), b.endpoints()
+
+    for ref, got in (both(full), jax.jit(both)(full)):
+        for r, g in zip(ref, got):
+            assert np.array_equal(np.asarray(r), np.asarray(g))
+    k = full.num_nodes
+    assert np.array_equal(np.asarray(full.endpoints()[0]), (-1.0) ** np.arange(k))
+    proj = np.asarray(basis.proj)
+    for r, g in zip(basis.endpoints(), full.endpoints()):
+        np.testing.assert_allclose(np.asarray(r), np.asarray(g) @ proj, rtol=1e-12,
+                                   atol=1e-12 * np.abs(np.asarray(g)).max())
+
+
 def test_block_size_follows_rows_per_cell_and_blocked_features_match():
     """block_size: G = 1 for one row per cell, 16 for 10, 32 for 160 (capped by max_group); the
     blocked features of a mixed table equal the row-by-row ones (≤ 1e-12 relative)."""
