@@ -49,7 +49,9 @@ attributes in random order, each value kept with probability ρ, the constraint 
 a value and ≥ 10 rows remain). ofijax adds one *greedy* lane (``greedy=True``, default): steepest
 coordinate ascent from the whole data, which escapes the noise constraints that a random first
 attribute locks in at near-zero penalty. All lanes advance together: each iteration steps every
-active lane by :func:`attribute_step` (one batch, or groups on large tables). The best lane wins (ties: lowest index, restarts first).
+active lane by :func:`attribute_step`, batched over the lanes as written (not ``vmap``-ed): one
+batch (in which a stopped lane steps an empty subgroup on a segment-summed table), or groups of
+active lanes on large tables. The best lane wins (ties: lowest index, restarts first).
 
 Cost model (per lane-step; C cells, M attributes, K features, V = V_max):
 
