@@ -234,15 +234,22 @@ def make_basis(
     check = ("exact", "chebyshev")
     if kind not in check:
         raise ValueError(f"kind: must be one of {check}; got {kind!r}.")
-    proj = None
     if kind == "exact":
-        vals = np.unique(np.asarray(p_values, dtype=np.float64))
-        values = vals
-    else:
-        k = num_features or chebyshev_degree(t_lo, t_hi)
-        values = 0.5 * (t_lo + t_hi) + 0.5 * (t_hi - t_lo) * _cheb_nodes_x(k)
-        if reduced:
-            proj = reduced_projection(t_lo, t_hi, k)
+        return _basis_arrays(kind, t_lo, t_hi, np.unique(np.asarray(p_values, dtype=np.float64)))
+    return _chebyshev_basis(t_lo, t_hi, int(num_features or chebyshev_degree(t_lo, t_hi)),
+                            bool(reduced))
+
+
+@functools.lru_cache(maxsize=32)
+def _chebyshev_basis(t_lo: float, t_hi: float, k: int, reduced: bool) -> Basis:
+    """The Chebyshev :class:`Basis` of an interval, built once per process (its arrays are
+    immutable device arrays; a scan reuses them instead of transferring them again)."""
+    values = 0.5 * (t_lo + t_hi) + 0.5 * (t_hi - t_lo) * _cheb_nodes_x(k)
+    proj = reduced_projection(t_lo, t_hi, k) if reduced else None
+    return _basis_arrays("chebyshev", t_lo, t_hi, values, proj)
+
+
+def _basis_arrays(kind, t_lo, t_hi, values, proj=None) -> Basis:
     with jax.enable_x64(True):
         return Basis(
             kind,
@@ -348,7 +355,7 @@ def block_size(counts: np.ndarray, max_group: int) -> int:
 def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
     """Group the rows of each cell into blocks of G rows (NumPy, once per problem), G the
     :func:`block_size` for these cells, at most ``group`` (e.g. :func:`layout_group`)."""
-    row_cell = np.asarray(row_cell, dtype=np.int64)
+    row_cell = np.asarray(row_cell)
     n = row_cell.size
     order = _stable_argsort(row_cell)
     counts = np.bincount(row_cell, minlength=num_cells)
@@ -356,9 +363,9 @@ def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
     cell_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     blocks = -(-counts // group)
     block_start = np.concatenate([[0], np.cumsum(blocks)[:-1]])
-    sorted_cell = row_cell[order]
-    rank = np.arange(n) - cell_start[sorted_cell]
-    slot = block_start[sorted_cell] * group + rank
+    # sorted row i of cell c goes to slot block_start[c]·G + (i - cell_start[c]); the sorted rows'
+    # cells are runs of counts[c] rows, so per-cell offsets repeat (sequential, not gathered)
+    slot = np.repeat(block_start * group - cell_start, counts) + np.arange(n)
     total = int(blocks.sum())
     slot_row = np.full(total * group, n, dtype=np.int32)
     slot_row[slot] = order
