@@ -115,19 +115,22 @@ class Basis:
     def endpoints(self) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
         """φ(t_lo), φ'(t_lo), φ(t_hi), φ'(t_hi), each (K,).
 
-        For a full-rank Chebyshev basis in closed form, the values :func:`basis_eval` computes
-        there (``x = ∓1``): ``T_k(-1) = (-1)^k``, ``T_k(1) = 1``, ``T_k'(∓1) = (∓1)^{k+1} k²``
-        over the half-width, the same numbers without its arccos, cosines and sines (the solver
-        expands a reduced basis to the full one inside the search's loops, where these ran at every
-        solve and were ~70 operations of its program to trace, lower and compile)."""
-        if self.kind == "chebyshev" and self.proj is None:
+        For a Chebyshev basis in closed form, the values :func:`basis_eval` computes there
+        (``x = ∓1``): ``T_k(-1) = (-1)^k``, ``T_k(1) = 1``, ``T_k'(∓1) = (∓1)^{k+1} k²`` over
+        the half-width (projected by a reduced basis's ``proj``), the same numbers without its
+        arccos, cosines and sines (the solver expands a reduced basis to the full one inside the
+        search's loops, where these ran at every solve and were ~70 operations of its program to
+        trace, lower and compile)."""
+        if self.kind == "chebyshev":
             k = np.arange(self.num_nodes)
             half = 0.5 * (self.t_hi - self.t_lo)
             kk = jnp.asarray(k * k, self.values.dtype)
             odd = k % 2 == 1
             f_lo = jnp.asarray(np.where(odd, -1.0, 1.0), self.values.dtype)
             d_lo = jnp.asarray(np.where(odd, 1.0, -1.0), self.values.dtype) * kk / half
-            return f_lo, d_lo, jnp.ones_like(f_lo), kk / half
+            ends = (f_lo, d_lo, jnp.ones_like(f_lo), kk / half)
+            # a reduced basis: their projection, as basis_eval projects its values
+            return ends if self.proj is None else tuple(e @ self.proj for e in ends)
         f, df = basis_eval(self, jnp.stack([self.t_lo, self.t_hi]))
         return f[0], df[0], f[1], df[1]
 

@@ -57,9 +57,11 @@ def _small_int(col: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     shifted = vals.astype(np.intp) - lo  # in intp: no wrap-around of narrow types
     present = np.bincount(shifted, minlength=hi - lo + 1) > 0
-    lut = np.cumsum(present, dtype=np.int32) - 1
     observed = np.flatnonzero(present) + lo
     labels = observed.astype(col.dtype) if col.dtype.kind != "b" else observed.astype(bool)
+    if present.all():  # every value in [lo, hi] occurs: the codes are the shifted values
+        return shifted.astype(np.int32), labels
+    lut = np.cumsum(present, dtype=np.int32) - 1
     return lut[shifted], labels
 
 
