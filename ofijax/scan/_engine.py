@@ -226,8 +226,6 @@ def _column(problem: Problem, m, codes_t=None) -> jax.Array:
     (attribute-major codes), else an elementwise select, not a gather."""
     m = jnp.asarray(m)
     if codes_t is not None:
-        if m.ndim == 0:
-            return jax.lax.dynamic_index_in_dim(codes_t, m, axis=0, keepdims=False)
         return jnp.take(codes_t, m, axis=0)
     a = jnp.arange(problem.cell_codes.shape[1])
     return jnp.sum(jnp.where(a == m[..., None, None], problem.cell_codes, 0), axis=-1,
@@ -675,9 +673,8 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
             # lock-step on a segment-summed table: a stopped lane steps an empty subgroup (its
             # segment sums drop every cell unread; its outputs are discarded below) instead of
             # its own
-            act = s.active
             row, lst, pooled, pool_score, t_step, pool_t = step_fn(
-                s.mask & act[:, None, None], s.listed | ~act[:, None], a)
+                s.mask & s.active[:, None, None], s.listed | ~s.active[:, None], a)
         else:
             row, lst, pooled, pool_score, t_step, pool_t = step_fn(s.mask, s.listed, a)
         # each lane's attribute a[l] updated by selects on a one-hot, not scatters: with the
