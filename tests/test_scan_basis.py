@@ -125,6 +125,33 @@ def test_block_size_follows_rows_per_cell_and_blocked_features_match():
                                rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("reduced", [False, True])
+def test_blocked_features_of_one_or_two_row_cells_match(reduced):
+    """Cells of one or two rows (G ≤ 2: each chunk's logs mapped onto the features before they
+    are summed, over several chunks) give the row-by-row features (≤ 1e-12 relative), full and
+    reduced-rank basis."""
+    rng = np.random.default_rng(5)
+    sizes = rng.choice([1, 1, 1, 2], 6000)
+    cells = np.repeat(np.arange(sizes.size), sizes)
+    rng.shuffle(cells)
+    p = rng.uniform(0, 1, cells.size)
+    p[:20] = [0.0, 1.0, 1e-12, 1 - 1e-12, 0.5] * 4
+    basis = B.make_basis("chebyshev", direction="positive", reduced=reduced)
+    layout = B.make_layout(cells, sizes.size, B.layout_group(basis))
+    blocks = layout.block_cell.shape[0]
+    assert layout.group <= 2 and blocks < 2 * sizes.size  # the per-chunk mapping
+    assert layout.group * blocks > B._PROJECT_CHUNK  # over more than one chunk
+    plain = B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis)
+    blocked = B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis, layout)
+    assert blocked.shape == (sizes.size, basis.num_features)
+    # relative to each cell's largest feature, at least 1: a cell whose one row has p = 1e-12
+    # holds features ~1e-6 whose log-of-product round-off (~1e-16, as in every blocked path)
+    # is 1e-10 of them
+    scale = np.maximum(np.abs(np.asarray(plain)).max(axis=1, keepdims=True), 1.0)
+    np.testing.assert_allclose(np.asarray(blocked) / scale, np.asarray(plain) / scale,
+                               rtol=0, atol=1e-12)
+
+
 def test_chebyshev_scores_match_rows():
     """Maximised scores from Chebyshev features == row-level maximisation (random p, many sets)."""
     rng = np.random.default_rng(1)

@@ -73,6 +73,9 @@ __all__ = [
 EXACT_MAX_VALUES = 64
 #: Rows per chunk in :func:`features` (bounds the (chunk, K) temporary to a few tens of MB).
 _CHUNK = 1 << 15
+#: Slots per chunk of the block features when each block's logs are projected onto the features
+#: in its chunk (:func:`_features_blocked`): the chunk's (slots, K) logs stay in cache.
+_PROJECT_CHUNK = 1 << 12
 #: Largest per-row error the reduced-rank projection may add to F (measured, see module doc).
 RANK_TOL = 1e-12
 
@@ -419,10 +422,22 @@ def _log_positive(x: jax.Array) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("num_cells", "group"))
 def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
+    """:func:`features` on a :class:`RowLayout`: ``log Π (1 + p_i (e^{t_j} - 1))`` over each block
+    of G rows of one cell, summed into the cells and mapped onto the features (:func:`_coef_map`).
+
+    Where cells hold a row or two (blocks of G ≤ 2 rows, fewer than two a cell on average, as
+    with many attributes or values), each chunk's logs are mapped onto the features before they
+    are summed into the cells: about the same multiply-adds, on a chunk of
+    :data:`_PROJECT_CHUNK` slots that stays in cache, and r instead of K columns summed (100k
+    rows in 99k cells: 66 → 39 ms; in 74k cells: 38 → 23 ms). Otherwise the cells' sums are
+    mapped once at the end (at 10 rows a cell, G = 16, mapping each chunk ran 4 → 6 ms).
+    """
     k = basis.num_nodes
     p_ext = jnp.concatenate([jnp.asarray(p_rows, jnp.float64), jnp.zeros(1, jnp.float64)])
     nb = block_cell.shape[0]
-    chunk_blocks = max(1, min(nb, _CHUNK // group))
+    coef = _coef_map(basis)
+    early = group <= 2 and nb < 2 * num_cells
+    chunk_blocks = max(1, min(nb, (_PROJECT_CHUNK if early else _CHUNK) // group))
     pad = (-nb) % chunk_blocks
     slots = jnp.concatenate([slot_row, jnp.full(pad * group, p_rows.shape[0], jnp.int32)])
     cells = jnp.concatenate([block_cell, jnp.full(pad, num_cells, jnp.int32)])
@@ -435,10 +450,14 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
         pb = p_ext[sl]  # (chunk, G); padding slots p = 0 -> factor exactly 1
         prod = jnp.prod(1.0 + pb[..., None] * e, axis=1)  # (chunk, K)
         # each product is a positive normal number (at most G factors in [e^{-T}, e^{T}], G·T ≤ 600)
-        return acc + jax.ops.segment_sum(_log_positive(prod), ce, num_segments=num_cells), None
+        logs = _log_positive(prod)
+        if early:
+            logs = logs @ coef
+        return acc + jax.ops.segment_sum(logs, ce, num_segments=num_cells), None
 
-    vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, k), jnp.float64), (slots, cells))
-    return vals @ _coef_map(basis)
+    width = coef.shape[1] if early else k
+    vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, width), jnp.float64), (slots, cells))
+    return vals if early else vals @ coef
 
 
 @partial(jax.jit, static_argnames=("num_cells",))
