@@ -461,3 +461,74 @@ def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
     np.testing.assert_array_equal(np.asarray(got.listed), np.asarray(ref.listed))
     np.testing.assert_allclose(np.asarray(got.score), np.asarray(ref.score), rtol=0, atol=1e-9)
     assert np.asarray(ref.steps).min() < np.asarray(ref.steps).max()  # lanes of unequal length
+
+
+def test_lane_plan_gives_every_restart_to_one_part():
+    """Each restart is in exactly one part, in order; part 0 also runs the greedy lane, and the
+    parts' lane counts differ by at most one."""
+    for restarts in range(1, 13):
+        for greedy in (False, True):
+            for parts in range(1, (restarts + greedy) // 2 + 1):
+                plan = E.lane_plan(restarts, greedy, parts)
+                assert len(plan) == parts
+                assert [r for part in plan for r in part] == list(range(restarts))
+                lanes = [len(part) + (greedy and j == 0) for j, part in enumerate(plan)]
+                assert sum(lanes) == restarts + greedy
+                assert min(lanes) >= 1 and max(lanes) - min(lanes) <= 1
+
+
+def _split_inputs():
+    """A table whose search steps its lanes in groups (≥ GROUP_MIN_CELLS padded cells), as
+    bias_scan builds it: the DataFrame, y, p and the padded cell arrays."""
+    import pandas as pd
+
+    from ofijax.scan import _api
+
+    rng = np.random.default_rng(8)
+    n = 10_000
+    codes = rng.integers(0, 14, (n, 4))
+    p = rng.uniform(0.05, 0.95, n)
+    bump = (codes[:, 0] < 3) & (codes[:, 2] > 9)
+    y = (rng.uniform(size=n) < np.where(bump, 0.8, p)).astype(np.int8)
+    df = pd.DataFrame(codes, columns=["a", "b", "c", "d"])
+    enc, yy, pp = _api._prepare(df, y, p, None)
+    problem, basis, layout = _api._problem_basis(enc, pp, "auto", "positive",
+                                                 _api.DEFAULT_Q_BOUNDS)
+    padded, Phi, Y = _api._padded_cells(problem, basis, layout, yy, pp)
+    assert Phi.shape[0] >= E.GROUP_MIN_CELLS
+    return df, y, p, padded, basis, Phi, Y
+
+
+@pytest.mark.parametrize("restarts, greedy, parts", [(5, True, 2), (5, True, 3), (4, False, 2)])
+def test_split_search_equals_one_search_program(restarts, greedy, parts):
+    """The search split into concurrent parts (each its own program on its own thread) returns
+    the one-program search's result bit for bit: the best lane's subgroup, score, log q, every
+    lane's steps, convergence and the found cells (restart 0 still starts from the whole data)."""
+    _, _, _, padded, basis, Phi, Y = _split_inputs()
+    cells, steps = E.search_args(padded, None)
+    key = jax.random.key(11)
+    ref, ref_in = E.SEARCH.default(key, cells, Phi, Y, basis, 1e-3, steps, restarts, greedy)
+    got, got_in = E.split_search(key, cells, Phi, Y, basis, 1e-3, steps, restarts, greedy, parts)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_array_equal(got_in, np.asarray(ref_in))
+    assert len(np.asarray(got.steps)) == restarts + greedy and np.asarray(got.steps).min() > 0
+    assert np.asarray(got.listed).any()
+
+
+def test_bias_scan_same_on_one_thread_and_split(monkeypatch):
+    """bias_scan on a table whose search is split over the cores gives the same result whether
+    it runs as one program (OFIJAX_SEARCH_THREADS=1) or as two parts on two threads."""
+    from ofijax.scan import bias_scan
+
+    df, y, p, padded, *_ = _split_inputs()
+    results = []
+    for threads in ("1", "2"):
+        monkeypatch.setenv("OFIJAX_SEARCH_THREADS", threads)
+        assert E.search_parts(padded.num_cells, 5, True, 130) == int(threads)
+        results.append(bias_scan(df, y, p, penalty=1e-3, num_restarts=5, key=11))
+    one, split = results
+    assert split.subset == one.subset and split.score == one.score and split.q == one.q
+    np.testing.assert_array_equal(split.mask, one.mask)
+    assert split.size > 0 and split.converged == one.converged
+    assert set(one.subset) >= {"a", "c"}  # the planted subgroup's attributes

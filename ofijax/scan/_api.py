@@ -41,6 +41,8 @@ from ._engine import (
     scan_arrays,
     score_arrays,
     search_args,
+    search_parts,
+    split_search,
 )
 from ._exhaustive import (
     EXHAUSTIVE_MAX_SUBGROUPS,
@@ -179,20 +181,25 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     m = problem.cell_codes.shape[1]
     # the search sees only cell arrays, so its program is shared by all row counts
     cells, max_steps = search_args(problem, max_steps)
-    if not aot_enabled():  # no executables kept (cache off, OFIJAX_AOT=0): the plain calls
+    c, k = Phi.shape
+    parts = search_parts(c, num_restarts, greedy, max_steps)
+    if not aot_enabled() and parts == 1:  # no executables kept (cache off, OFIJAX_AOT=0)
         raw = scan_arrays(key, problem, Phi, Y, basis, penalty=penalty,
                           num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
         return raw, np.asarray(row_mask(problem, raw.mask, raw.listed))
-    c, k = Phi.shape
     shape = (c, k, m, problem.v_max, basis.kind, num_restarts, max_steps, bool(greedy))
+    kept = "the executable is kept on disk for later processes" if aot_enabled() else "per process"
     msg = (f"scan: searching {c:,} cells × {m} attributes" if shape in _SEARCHED else
            f"scan: compiling the search for {c:,} cells × {m} attributes × {k} features (once "
-           "per shape; the executable is kept on disk for later processes)")
-    fn = SEARCH.pick(c)
+           f"per shape; {kept})")
     with Notice(msg):
-        out, cells_in = fn(key, cells, Phi, Y, basis, float(penalty), max_steps, num_restarts,
-                           bool(greedy))
-        jax.block_until_ready(out)
+        if parts > 1:  # the lanes as concurrent parts, one per core (same results)
+            out, cells_in = split_search(key, cells, Phi, Y, basis, penalty, max_steps,
+                                         num_restarts, greedy, parts)
+        else:
+            out, cells_in = SEARCH.pick(c)(key, cells, Phi, Y, basis, float(penalty), max_steps,
+                                           num_restarts, bool(greedy))
+            jax.block_until_ready(out)
     _SEARCHED.add(shape)
     # the rows of the found subgroup: its cells' membership (computed in the search program)
     # read at each row's cell, a NumPy gather instead of a row-mask program to compile

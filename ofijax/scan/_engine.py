@@ -72,11 +72,19 @@ iteration steps only the active lanes, in groups of :data:`GROUP_WIDTH`, so a sc
 compression pays when C ≪ N; when nearly every row is its own cell each lane-step tests all C
 cells and reads the statistics of those inside (≈ 0.3 ms at C = 1.15·10^5, K = 44, 5% inside on
 one CPU core; ≈ 2 ms if all are inside).
+
+XLA:CPU runs a search program on one core (its loops hold small arrays), so on a multi-core CPU
+``bias_scan`` runs the lanes of such a table as a few concurrent programs on their own threads
+(:func:`split_search`, :func:`search_parts`; ``OFIJAX_SEARCH_THREADS`` caps them): a lane's
+steps depend only on its own key, so the result is the one-program search's bit for bit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple
 
@@ -113,6 +121,10 @@ __all__ = [
     "FAST_REPLICATES",
     "Programs",
     "SEARCH",
+    "LANES",
+    "split_search",
+    "search_parts",
+    "lane_plan",
     "search_args",
 ]
 
@@ -565,9 +577,13 @@ class _Lanes(NamedTuple):
 
 #: Lanes per group when :func:`_search` steps only the active lanes (large tables).
 GROUP_WIDTH = 2
-#: ... which it does when the padded cell count is at least this (smaller tables step all lanes
-#: in one batch: there per-op overhead, not per-lane work, dominates an iteration).
-GROUP_MIN_CELLS = 1 << 14
+#: ... which it does when the padded cell count is at least this, i.e. above :data:`SMALL_CELLS`
+#: (smaller tables step all lanes in one batch: there per-op overhead, not per-lane work,
+#: dominates an iteration). It was 2^14 until the lanes were batched as written; then, at 100k
+#: rows × 4 attributes and 10 restarts, groups ran as fast or faster on one thread (7,168 cells:
+#: 79 vs 88 ms; 10,240 cells: 60 vs 62 ms), and such tables can be split over the cores
+#: (:func:`search_parts`: 57 and 41 ms on two).
+GROUP_MIN_CELLS = (1 << 12) + 1
 
 
 def _group_width(problem: Problem, lanes: int) -> int:
@@ -586,7 +602,8 @@ def _group_width(problem: Problem, lanes: int) -> int:
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
 
-def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver=None):
+def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver=None,
+            whole=None, enabled=None):
     """All starts in lock-step; each iteration steps every active lane (:func:`_group_width`).
 
     Restart lanes (MDSS): restart 0 from the whole data, others from a random start; each
@@ -598,6 +615,12 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     else stops (a local optimum in the same sense). A sweep after a move passes over the attribute
     that move re-optimised (its step would return the base), so sweeps after the first take
     M - 1 steps. Every lane stops after ``max_steps`` iterations.
+
+    ``whole`` (R,) bool: the restart lanes that start from the whole data (default: restart 0
+    only); ``enabled`` (lanes,) bool: the lanes that search at all (default: every lane; a
+    disabled lane never steps and keeps score -inf). A lane's steps depend only on its own key
+    and flags, so a search split into parts (:func:`split_search`) gives each lane's result bit
+    for bit.
     """
     r = keys.shape[0]
     m = problem.cell_codes.shape[1]
@@ -609,7 +632,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     u = jax.vmap(lambda k: jax.random.uniform(k, (m + 1 + m * v_max,), dtype=dtype))(k_init)
     mask_r, listed_r = _random_start(u[:, :m], u[:, m], u[:, m + 1:].reshape(r, m, v_max),
                                      problem, valid)
-    first = (jnp.arange(r) == 0)[:, None]
+    first = (jnp.arange(r) == 0)[:, None] if whole is None else jnp.asarray(whole)[:, None]
     mask = jnp.where(first[:, :, None], valid[None], mask_r)
     listed = jnp.where(first, False, listed_r)
     lanes = r + 1 if greedy else r
@@ -622,9 +645,12 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     # steps (max_steps = 0) keeps -inf, and the best lane is then restart 0 (the whole data).
     neg_inf = jnp.asarray(-jnp.inf, dtype)
     zero = jnp.asarray(0.0, dtype)
+    active = jnp.full(lanes, max_steps > 0)
+    if enabled is not None:
+        active = active & jnp.asarray(enabled)
     state = _Lanes(
         mask, listed, jnp.full(lanes, neg_inf), jnp.zeros(lanes, dtype), jnp.zeros((lanes, m), bool),
-        jnp.zeros(lanes, jnp.int32), jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool),
+        jnp.zeros(lanes, jnp.int32), active, valid, jnp.zeros(m, bool),
         neg_inf, zero, jnp.int32(0), jnp.int32(0), jnp.int32(-1),
     )
     # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
@@ -879,6 +905,102 @@ _scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9, 10),
 #: instead of tracing and lowering the search again (~1-2 s on CPU; see
 #: ``ofijax._jaxcache.aot_jit``).
 SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8))
+
+
+def _lanes_program(key, idx, whole, enabled, cells, Phi, Y, basis, penalty, max_steps,
+                   num_restarts, greedy):
+    """A part of the top-level search (:func:`split_search`): the restart lanes ``idx`` (their
+    keys ``jax.random.split(key, num_restarts)[idx]``, the lanes with ``whole`` starting from the
+    whole data) plus the greedy lane when ``greedy``; ``enabled`` (lanes,) switches lanes off.
+    Returns each lane's ``(mask, listed, score, converged, steps, log_q)``, as :func:`_search`."""
+    keys = jax.random.split(key, num_restarts)[idx]
+    return _search(keys, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype), max_steps, greedy,
+                   basis.endpoints(), Phi.shape[0] <= SMALL_CELLS, whole, enabled)
+
+
+#: :func:`_lanes_program` with its executables kept on disk (one program serves every part of a
+#: split search: same lane count, flags as inputs).
+LANES = aot_jit(_lanes_program, name="ofijax.scan.lanes", static_argnums=(9, 10, 11))
+
+_POOL: list = []  # [(threads, executor)]: the thread pool of split searches, made on first use
+_POOL_LOCK = threading.Lock()
+
+
+def search_parts(num_cells: int, num_restarts: int, greedy: bool, max_steps: int) -> int:
+    """How many concurrent parts :func:`split_search` runs a top-level search in: 1 (one
+    program) on an accelerator, on one core, without steps, or for tables of fewer than
+    :data:`GROUP_MIN_CELLS` cells; else the usable CPU cores (``OFIJAX_SEARCH_THREADS``
+    overrides), at most one part per two lanes.
+
+    XLA:CPU runs a search program on one core (its loops hold small arrays and run
+    sequentially), so on a multi-core CPU the lanes, which are independent, run faster as parts
+    on their own threads (100k rows × 4 attributes × 50 values, 10 restarts, 2 cores: 574 → 367
+    ms). Only tables whose search steps its lanes in groups of :data:`GROUP_WIDTH` are split:
+    there a lane's arithmetic does not depend on how many lanes its program holds, so the
+    result is the same bit for bit on any number of cores; a smaller table steps all its lanes
+    as one batch, whose size a split would change (a lane's score then moved by 1 ulp).
+    """
+    if jax.default_backend() != "cpu" or num_cells < GROUP_MIN_CELLS or max_steps <= 0:
+        return 1
+    env = os.environ.get("OFIJAX_SEARCH_THREADS", "").strip()
+    try:
+        cores = int(env) if env else len(os.sched_getaffinity(0))
+    except (ValueError, AttributeError):
+        cores = os.cpu_count() or 1
+    lanes = num_restarts + bool(greedy)
+    return max(1, min(cores, lanes // 2))
+
+
+def lane_plan(num_restarts: int, greedy: bool, parts: int) -> list[list[int]]:
+    """The restarts of each part of a split search, in order; part 0 also runs the greedy lane
+    (when ``greedy``), so it gets one restart fewer when the lanes do not split evenly."""
+    lanes = num_restarts + bool(greedy)
+    sizes = [lanes // parts + (i >= parts - lanes % parts) for i in range(parts)]
+    if greedy:
+        sizes[0] -= 1
+    bounds = np.cumsum([0] + sizes)
+    return [list(range(bounds[i], bounds[i + 1])) for i in range(parts)]
+
+
+def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: int,
+                 num_restarts: int, greedy: bool, parts: int):
+    """:data:`SEARCH`'s ``(RawScan, cells_in)``, bit for bit, from ``parts`` concurrent programs
+    (:func:`_lanes_program`), each a share of the lanes (:func:`lane_plan`) on its own thread;
+    the best lane (the first of the highest score, lanes in :func:`_search`'s order) is picked
+    here. Returns NumPy arrays."""
+    plan = lane_plan(num_restarts, greedy, parts)
+    slots = max(len(rs) for rs in plan)
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0][0] < parts:
+            _POOL[:] = [(parts, ThreadPoolExecutor(parts, thread_name_prefix="ofijax-search"))]
+        pool = _POOL[0][1]
+
+    def run(j):
+        rs = plan[j]
+        idx = np.zeros(slots, np.int32)
+        idx[:len(rs)] = rs
+        enabled = np.zeros(slots + bool(greedy), bool)
+        enabled[:len(rs)] = True
+        if greedy:
+            enabled[slots] = j == 0
+        with jax.enable_x64(True):  # a thread's own setting (x64 is thread-local)
+            out = LANES(key, idx, idx == 0, enabled, cells, Phi, Y, basis, float(penalty),
+                        max_steps, num_restarts, bool(greedy))
+            return [np.asarray(x) for x in out]
+
+    done = list(pool.map(run, range(parts)))
+    # every lane in _search's order: restarts 0..R-1, then the greedy lane
+    order = [(j, i) for j, rs in enumerate(plan) for i in range(len(rs))]
+    if greedy:
+        order.append((0, slots))
+    masks, listeds, scores, conv, steps, log_qs = (
+        np.stack([done[j][f][i] for j, i in order]) for f in range(6))
+    best = int(np.argmax(scores))
+    mask, listed = masks[best], listeds[best]
+    codes = np.asarray(cells.cell_codes)
+    ok = mask | ~listed[:, None]
+    cells_in = ok[np.arange(codes.shape[1]), codes].all(axis=1)
+    return RawScan(mask, listed, scores[best], log_qs[best], np.all(conv), steps), cells_in
 
 
 def search_args(problem: Problem, max_steps: int | None) -> tuple[Problem, int]:
