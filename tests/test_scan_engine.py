@@ -532,3 +532,29 @@ def test_bias_scan_same_on_one_thread_and_split(monkeypatch):
     np.testing.assert_array_equal(split.mask, one.mask)
     assert split.size > 0 and split.converged == one.converged
     assert set(one.subset) >= {"a", "c"}  # the planted subgroup's attributes
+
+
+@pytest.mark.parametrize("v_cap", [None, 6])
+def test_padding_cells_are_in_no_subgroup(v_cap):
+    """pad_cells' empty cells carry the code V_max, so every membership test (packed-bit shift
+    for V ≤ 64, gather above) leaves them out, even of a subgroup allowing every value; the real
+    cells' membership is unchanged."""
+    codes, y, p, n_values = _path_table()
+    if v_cap is not None:
+        codes = np.minimum(codes, v_cap - 1)
+        n_values = np.minimum(n_values, v_cap)
+    problem = E.make_problem(codes, n_values)
+    c = problem.num_cells
+    basis = make_basis("chebyshev", direction="positive")
+    Phi = features(jnp.asarray(p), problem.row_cell, c, basis)
+    Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, c)
+    padded, _, _ = E.pad_cells(problem, Phi, Y, c + 5)
+    assert np.all(np.asarray(padded.cell_codes)[c:] == problem.v_max)
+    everything = jnp.ones((len(n_values), problem.v_max), bool)
+    for listed in (jnp.ones(len(n_values), bool), jnp.zeros(len(n_values), bool)):
+        got = np.asarray(E.cell_mask(padded, everything, listed))
+        assert got[:c].all() and not got[c:].any()
+        codes_t = padded.cell_codes.T.astype(jnp.uint8)
+        got_t = np.asarray(E._in_subset(padded, everything, listed, codes_t=codes_t))
+        if problem.v_max <= 64:  # the attribute-major shift test of large tables
+            assert got_t[:c].all() and not got_t[c:].any()
