@@ -216,9 +216,10 @@ def _allowed(problem: Problem, ok, codes_t=None) -> jax.Array:
     For V_max ≤ 64 each attribute's row of ``ok`` is packed into one uint32 (V_max ≤ 32: 16
     codes a vector, a third less time than uint64 at 32 attributes × 115k cells) or uint64 and
     tested with a shift (elementwise, no gather: XLA's CPU gathers cost ~5-25 ns per element);
-    otherwise the table is gathered at each cell's codes. ``codes_t``: the codes attribute-major, ``(M, C)``
-    (:func:`_prepare`), for the shift test: reduced over the leading axis it ran 2-4× faster than
-    over the rows of ``(C, M)`` (100k cells × 10 attributes: 0.22 vs 0.8-1.0 ms for two lanes).
+    otherwise the table is gathered at each cell's codes. ``codes_t``: the codes
+    attribute-major, ``(M, C)`` (:func:`_prepare`), for the shift test: reduced over the leading
+    axis it ran 2-4× faster than over the rows of ``(C, M)`` (100k cells × 10 attributes: 0.22
+    vs 0.8-1.0 ms for two lanes).
     """
     m = problem.cell_codes.shape[1]
     if problem.v_max <= 64:
@@ -334,8 +335,8 @@ class _Prepared(NamedTuple):
     """Loop-invariant arrays of a scan's attribute steps (:func:`_prepare`, once per scan)."""
 
     stats: jax.Array | None  # (C, K + 2 + pad) [Phi | Y | n_cells | 0…]; None: one-hot path
-    codes_t: jax.Array | None  # (M, C) uint8 (int32 if V_max > 255): the cell codes,
-    # attribute-major; None: one-hot path
+    # (M, C) uint8 (int32 if V_max > 255): the cell codes, attribute-major; None: one-hot path
+    codes_t: jax.Array | None
 
 
 def _prepare(problem: Problem, Phi, Y) -> _Prepared:
@@ -915,10 +916,12 @@ def _lanes_program(key, idx, whole, enabled, cells, Phi, Y, basis, penalty, max_
     """A part of the top-level search (:func:`split_search`): the restart lanes ``idx`` (their
     keys ``jax.random.split(key, num_restarts)[idx]``, the lanes with ``whole`` starting from the
     whole data) plus the greedy lane when ``greedy``; ``enabled`` (lanes,) switches lanes off.
-    Returns each lane's ``(mask, listed, score, converged, steps, log_q)``, as :func:`_search`."""
+    Returns each lane's ``(mask, listed, score, converged, steps, log_q)``, as :func:`_search`,
+    and its ``(C,)`` :func:`cell_mask`."""
     keys = jax.random.split(key, num_restarts)[idx]
-    return _search(keys, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype), max_steps, greedy,
-                   basis.endpoints(), Phi.shape[0] <= SMALL_CELLS, whole, enabled)
+    out = _search(keys, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype), max_steps, greedy,
+                  basis.endpoints(), whole=whole, enabled=enabled)
+    return (*out, cell_mask(cells, out[0], out[1]))
 
 
 #: :func:`_lanes_program` with its executables kept on disk (one program serves every part of a
@@ -996,14 +999,11 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
     order = [(j, i) for j, rs in enumerate(plan) for i in range(len(rs))]
     if greedy:
         order.append((0, slots))
-    masks, listeds, scores, conv, steps, log_qs = (
-        np.stack([done[j][f][i] for j, i in order]) for f in range(6))
+    masks, listeds, scores, conv, steps, log_qs, cells_in = (
+        np.stack([done[j][f][i] for j, i in order]) for f in range(7))
     best = int(np.argmax(scores))
-    mask, listed = masks[best], listeds[best]
-    codes = np.asarray(cells.cell_codes)
-    ok = np.concatenate([mask | ~listed[:, None], np.zeros((len(listed), 1), bool)], axis=1)
-    cells_in = ok[np.arange(codes.shape[1]), codes].all(axis=1)  # padding's code V_max: out
-    return RawScan(mask, listed, scores[best], log_qs[best], np.all(conv), steps), cells_in
+    return (RawScan(masks[best], listeds[best], scores[best], log_qs[best], np.all(conv), steps),
+            cells_in[best])
 
 
 def search_args(problem: Problem, max_steps: int | None) -> tuple[Problem, int]:
