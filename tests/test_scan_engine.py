@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -491,10 +492,11 @@ def _split_inputs():
     bump = (codes[:, 0] < 3) & (codes[:, 2] > 9)
     y = (rng.uniform(size=n) < np.where(bump, 0.8, p)).astype(np.int8)
     df = pd.DataFrame(codes, columns=["a", "b", "c", "d"])
-    enc, yy, pp = _api._prepare(df, y, p, None)
-    problem, basis, layout = _api._problem_basis(enc, pp, "auto", "positive",
-                                                 _api.DEFAULT_Q_BOUNDS)
-    padded, Phi, Y = _api._padded_cells(problem, basis, layout, yy, pp)
+    with jax.enable_x64(True):  # as bias_scan builds them, whatever the caller's mode
+        enc, yy, pp = _api._prepare(df, y, p, None)
+        problem, basis, layout = _api._problem_basis(enc, pp, "auto", "positive",
+                                                     _api.DEFAULT_Q_BOUNDS)
+        padded, Phi, Y = _api._padded_cells(problem, basis, layout, yy, pp)
     assert Phi.shape[0] >= E.GROUP_MIN_CELLS
     return df, y, p, padded, basis, Phi, Y
 
@@ -516,9 +518,27 @@ def test_split_search_equals_one_search_program(restarts, greedy, parts):
     assert np.asarray(got.listed).any()
 
 
-def test_bias_scan_same_on_one_thread_and_split(monkeypatch):
+def test_search_parts_follow_size_cores_and_setting(monkeypatch):
+    """One part for small tables or no steps; else the setting (or the usable cores when it is
+    not a number), capped at one part per two lanes and at least 1."""
+    big = E.GROUP_MIN_CELLS
+    monkeypatch.setenv("OFIJAX_SEARCH_THREADS", "8")
+    assert E.search_parts(big, 10, True, 130) == 5  # 11 lanes: at most 5 parts
+    assert E.search_parts(big, 3, False, 130) == 1
+    assert E.search_parts(big - 1, 10, True, 130) == 1  # lanes stepped as one batch: not split
+    assert E.search_parts(big, 10, True, 0) == 1
+    for bad in ("0", "-3"):
+        monkeypatch.setenv("OFIJAX_SEARCH_THREADS", bad)
+        assert E.search_parts(big, 10, True, 130) == 1
+    monkeypatch.setenv("OFIJAX_SEARCH_THREADS", "many")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert E.search_parts(big, 10, True, 130) == max(1, min(cores, 5))
+
+
+def test_bias_scan_same_on_one_thread_and_split(monkeypatch, x64):
     """bias_scan on a table whose search is split over the cores gives the same result whether
-    it runs as one program (OFIJAX_SEARCH_THREADS=1) or as two parts on two threads."""
+    it runs as one program (OFIJAX_SEARCH_THREADS=1) or as two parts on two threads, with the
+    caller in JAX's 32-bit mode or in 64-bit mode (the parts' threads set their own)."""
     from ofijax.scan import bias_scan
 
     df, y, p, padded, *_ = _split_inputs()
