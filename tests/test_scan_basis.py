@@ -316,3 +316,54 @@ def test_newton_solver_matches_fine_bisection(kind, direction, monkeypatch):
         np.testing.assert_allclose(new[1], ref[1], rtol=0, atol=1e-10)
         np.testing.assert_allclose(new[2][ok], ref[2][ok], rtol=0, atol=1e-10)
         np.testing.assert_allclose(new[3][ok], ref[3][ok], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("direction", ["positive", "negative"])
+def test_grid_bracket_holds_the_root_and_matches_halvings(direction, monkeypatch):
+    """The grid bracket (one product with the series' table on 31 grid points) holds the root
+    of the maximiser's slope and of both crossings, is at most (b - a)/32 wide (what 5 halvings
+    leave) and stays ordered; and the solver gives the same results with it as with the
+    halvings (GRID off), to round-off."""
+    rng = np.random.default_rng(5)
+    basis = B.make_basis("chebyshev", direction=direction)
+    n, ncell = 1500, 30
+    p = rng.uniform(0.02, 0.98, n)
+    lift = 2.5 if direction == "positive" else 0.4
+    odds = p / (1 - p) * lift
+    y = (rng.uniform(size=n) < odds / (1 + odds)).astype(float)
+    cells = jnp.asarray(rng.integers(0, ncell, n).astype(np.int32))
+    phi_c = B.features(jnp.asarray(p), cells, ncell, basis)
+    y_c = jax.ops.segment_sum(jnp.asarray(y), cells, ncell)
+    sets = jnp.asarray(rng.uniform(size=(40, ncell)) < rng.uniform(0.05, 1, (40, 1)), jnp.float64)
+    phi, Y = sets @ phi_c, sets @ y_c
+    a, b = float(basis.t_lo), float(basis.t_hi)
+    full = B.make_basis("chebyshev", direction=direction, reduced=False)
+    coef_f = phi @ basis.proj.T  # the full Chebyshev coefficients of F
+    d = jnp.asarray(S._deriv_matrix(coef_f.shape[-1]))
+    half = 0.5 * (b - a)
+
+    def slope(t):  # Y - F'(t) by the full basis, one point per set
+        _, df = B.basis_eval(full, jnp.asarray(t))
+        return np.asarray(Y) - np.einsum("sk,sk->s", np.asarray(coef_f), np.asarray(df))
+
+    lo0, hi0 = jnp.full(40, a), jnp.full(40, b)
+    lo, hi = S._grid_bracket(basis, coef_f @ d, 1.0 / half,
+                             lambda t, v: Y[:, None] - v > 0, lo0, hi0)
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    assert np.all(lo < hi) and np.all(hi - lo <= (b - a) / 32 * (1 + 1e-12))
+    s_lo, s_hi = slope(lo), slope(hi)
+    inner = (lo > a) & (hi < b)
+    assert np.all(s_lo[lo > a] > 0) and np.all(s_hi[hi < b] <= 0) and inner.any()
+    # the solver with and without the grid
+    g, t = S.maximize(basis, phi, Y)
+    c = float(np.quantile(np.asarray(g), 0.4))
+    new = [np.asarray(x) for x in (g, t, *S.crossings(basis, phi, Y, t, c))]
+    monkeypatch.setattr(S, "GRID", False)
+    g2, t2 = S.maximize(basis, phi, Y)
+    old = [np.asarray(x) for x in (g2, t2, *S.crossings(basis, phi, Y, t2, c))]
+    ok = old[0] > c
+    assert ok.sum() >= 5
+    np.testing.assert_allclose(new[0], old[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(new[1], old[1], rtol=0, atol=1e-10)
+    for i in (2, 3):
+        np.testing.assert_allclose(new[i][ok], old[i][ok], rtol=0, atol=1e-10)
