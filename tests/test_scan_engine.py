@@ -464,20 +464,6 @@ def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
     assert np.asarray(ref.steps).min() < np.asarray(ref.steps).max()  # lanes of unequal length
 
 
-def test_lane_plan_gives_every_restart_to_one_part():
-    """Each restart is in exactly one part, in order; part 0 also runs the greedy lane, and the
-    parts' lane counts differ by at most one."""
-    for restarts in range(1, 13):
-        for greedy in (False, True):
-            for parts in range(1, (restarts + greedy) // 2 + 1):
-                plan = E.lane_plan(restarts, greedy, parts)
-                assert len(plan) == parts
-                assert [r for part in plan for r in part] == list(range(restarts))
-                lanes = [len(part) + (greedy and j == 0) for j, part in enumerate(plan)]
-                assert sum(lanes) == restarts + greedy
-                assert min(lanes) >= 1 and max(lanes) - min(lanes) <= 1
-
-
 def _split_inputs():
     """A table whose search steps its lanes in groups (≥ GROUP_MIN_CELLS padded cells), as
     bias_scan builds it: the DataFrame, y, p and the padded cell arrays."""
@@ -501,14 +487,18 @@ def _split_inputs():
     return df, y, p, padded, basis, Phi, Y
 
 
-@pytest.mark.parametrize("restarts, greedy, parts", [(5, True, 2), (5, True, 3), (4, False, 2)])
-def test_split_search_equals_one_search_program(restarts, greedy, parts):
-    """The search split into concurrent parts (each its own program on its own thread) returns
-    the one-program search's result bit for bit: the best lane's subgroup, score, log q, every
-    lane's steps, convergence and the found cells (restart 0 still starts from the whole data)."""
+@pytest.mark.parametrize("restarts, greedy, parts, turn",
+                         [(5, True, 2, 8), (5, True, 3, 8), (4, False, 2, 8), (5, True, 2, 1),
+                          (3, True, 1, 3)])
+def test_split_search_equals_one_search_program(monkeypatch, restarts, greedy, parts, turn):
+    """The search split over threads that share the lanes turn by turn returns the one-program
+    search's result bit for bit: the best lane's subgroup, score, log q, every lane's steps,
+    convergence and the found cells (restart 0 still starts from the whole data), whatever the
+    number of threads and the turn's length (1 iteration: a turn after every step)."""
     _, _, _, padded, basis, Phi, Y = _split_inputs()
     cells, steps = E.search_args(padded, None)
     key = jax.random.key(11)
+    monkeypatch.setattr(E, "TURN", turn)
     ref, ref_in = E.SEARCH.default(key, cells, Phi, Y, basis, 1e-3, steps, restarts, greedy)
     got, got_in = E.split_search(key, cells, Phi, Y, basis, 1e-3, steps, restarts, greedy, parts)
     for a, b in zip(got, ref):

@@ -121,10 +121,9 @@ __all__ = [
     "FAST_REPLICATES",
     "Programs",
     "SEARCH",
-    "LANES",
+    "TURN",
     "split_search",
     "search_parts",
-    "lane_plan",
     "search_args",
 ]
 
@@ -534,7 +533,7 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     )
 
 
-def _random_start(u_order, rho, u_keep, problem: Problem, valid):
+def _random_start(u_order, rho, u_keep, problem: Problem, valid, codes_t=None):
     """Random initial subgroups (ρ ~ U(0,1), random attribute order, ≥ MIN_INIT_ROWS rows),
     batched over the leading (restart) axes of ``u_order`` (..., M), ``rho`` (...) and
     ``u_keep`` (..., M, V_max), written out rather than ``vmap``-ed (see attribute_step)."""
@@ -551,7 +550,8 @@ def _random_start(u_order, rho, u_keep, problem: Problem, valid):
         excludes = jnp.any(at_a[..., None] & valid & ~keep, axis=(-2, -1))
         mask2 = jnp.where(at_a[..., None], keep, mask)
         listed2 = listed | at_a
-        rows = _in_subset(problem, mask2, listed2).astype(problem.n_cells.dtype) @ problem.n_cells
+        rows = (_in_subset(problem, mask2, listed2, codes_t=codes_t).astype(problem.n_cells.dtype)
+                @ problem.n_cells)
         ok = excludes & (rows >= MIN_INIT_ROWS)
         return jnp.where(ok[..., None, None], mask2, mask), jnp.where(ok[..., None], listed2, listed)
 
@@ -626,16 +626,24 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     and flags, so a search split into parts (:func:`split_search`) gives each lane's result bit
     for bit.
     """
+    state = _start(keys, problem, Phi.dtype, max_steps, greedy, whole, enabled)
+    out = _advance(state, keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
+                   one_solver)
+    return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps, out.log_q
+
+
+def _start(keys, problem: Problem, dtype, max_steps, greedy: bool, whole=None, enabled=None,
+           codes_t=None) -> _Lanes:
+    """The search's start (:func:`_search`): restart lanes from their keys (restart 0, or the
+    ``whole`` ones, from the whole data), then the greedy lane from the whole data."""
     r = keys.shape[0]
     m = problem.cell_codes.shape[1]
     v_max = problem.v_max
-    dtype = Phi.dtype
     valid = _valid_values(problem)
-    pairs = jax.vmap(jax.random.split)(keys)
-    k_init, k_steps = pairs[:, 0], pairs[:, 1]
+    k_init = jax.vmap(jax.random.split)(keys)[:, 0]
     u = jax.vmap(lambda k: jax.random.uniform(k, (m + 1 + m * v_max,), dtype=dtype))(k_init)
     mask_r, listed_r = _random_start(u[:, :m], u[:, m], u[:, m + 1:].reshape(r, m, v_max),
-                                     problem, valid)
+                                     problem, valid, codes_t)
     first = (jnp.arange(r) == 0)[:, None] if whole is None else jnp.asarray(whole)[:, None]
     mask = jnp.where(first[:, :, None], valid[None], mask_r)
     listed = jnp.where(first, False, listed_r)
@@ -657,12 +665,31 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         jnp.zeros(lanes, jnp.int32), active, valid, jnp.zeros(m, bool),
         neg_inf, zero, jnp.int32(0), jnp.int32(0), jnp.int32(-1),
     )
+    return state
+
+
+def _advance(state: _Lanes, keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
+             one_solver=None, prepared: _Prepared | None = None, width: int | None = None,
+             cap=None) -> _Lanes:
+    """Step the lanes of ``state`` (:func:`_start`; ``keys`` the restart lanes' keys) until none
+    is active (:func:`_search`'s loop), or, with ``cap``, until ``cap`` iterations have run or a
+    lane has stopped (:func:`split_search` resumes it). ``prepared``: :func:`_prepare` of the
+    problem when the caller holds it; ``width``: lanes per batched step (default
+    :func:`_group_width`)."""
+    r = keys.shape[0]
+    m = problem.cell_codes.shape[1]
+    v_max = problem.v_max
+    dtype = Phi.dtype
+    k_steps = jax.vmap(jax.random.split)(keys)[:, 1]
+    lanes = state.mask.shape[0]
+    neg_inf = jnp.asarray(-jnp.inf, dtype)
     # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
     # fori_loop over lanes whose cond skips stopped lanes was tried: no gain at 20k × 8 × 8 and
     # far slower on small or vmapped problems, where per-op overhead on 11× smaller batches
     # dominates.)
-    width = _group_width(problem, lanes)
-    prepared = _prepare(problem, Phi, Y)  # loop-invariant: once, not per step
+    width = _group_width(problem, lanes) if width is None else width
+    if prepared is None:
+        prepared = _prepare(problem, Phi, Y)  # loop-invariant: once, not per step
 
     def one_step(mk, ls, a):
         st = attribute_step(problem, Phi, Y, basis, mk, ls, a, penalty, ends, one_solver, prepared)
@@ -674,6 +701,8 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     def cond(s: _Lanes):
         return jnp.any(s.active)
 
+    n_start = jnp.sum(state.active)
+
     def body(s: _Lanes):
         u_step = jax.vmap(
             lambda k, n: jax.random.uniform(jax.random.fold_in(k, n), (m,), dtype=dtype)
@@ -682,7 +711,7 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         if greedy:  # the sweep's next attribute, passing over the one the last move set
             ga = s.sweep_pos + (s.sweep_pos >= s.skip) * (s.skip >= 0)
             a = jnp.concatenate([a, ga[None].astype(a.dtype)])
-        if width < lanes:
+        if width < lanes or cap is not None:
             # active lanes first (stable), padded with the last lane to whole groups
             order = jnp.argsort(~s.active, stable=True)
             order = jnp.concatenate([order, jnp.full(n_groups * width - lanes, order[-1])])
@@ -763,8 +792,13 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
         return _Lanes(new_mask, new_listed, new_score, new_t, new_visited, steps, new_active, bm,
                       bl, bs, bt, ba, pos, skip)
 
-    out = jax.lax.while_loop(cond, body, state)
-    return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps, out.log_q
+    if cap is None:
+        return jax.lax.while_loop(cond, body, state)
+    # at most `cap` iterations, and none after a lane stopped
+    out, _ = jax.lax.while_loop(
+        lambda si: cond(si[0]) & (si[1] < cap) & (jnp.sum(si[0].active) == n_start),
+        lambda si: (body(si[0]), si[1] + 1), (state, jnp.int32(0)))
+    return out
 
 
 def scan_arrays(
@@ -911,40 +945,58 @@ _scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9, 10),
 SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8))
 
 
-def _lanes_program(key, idx, whole, enabled, cells, Phi, Y, basis, penalty, max_steps,
-                   num_restarts, greedy):
-    """A part of the top-level search (:func:`split_search`): the restart lanes ``idx`` (their
-    keys ``jax.random.split(key, num_restarts)[idx]``, the lanes with ``whole`` starting from the
-    whole data) plus the greedy lane when ``greedy``; ``enabled`` (lanes,) switches lanes off.
-    Returns each lane's ``(mask, listed, score, converged, steps, log_q)``, as :func:`_search`,
-    and its ``(C,)`` :func:`cell_mask`."""
+def _start_program(key, cells, Phi, Y, max_steps, num_restarts, greedy):
+    """The start of a split search (:func:`split_search`): every lane's :func:`_start` (restart
+    r's key ``jax.random.split(key, num_restarts)[r]``) and the loop-invariant :func:`_prepare`
+    arrays its parts share."""
+    keys = jax.random.split(key, num_restarts)
+    prepared = _prepare(cells, Phi, Y)
+    return _start(keys, cells, Phi.dtype, max_steps, greedy, codes_t=prepared.codes_t), prepared
+
+
+def _resume_program(key, idx, state, prepared, cells, Phi, Y, basis, penalty, cap, max_steps,
+                    num_restarts, greedy):
+    """A turn of a split search (:func:`split_search`): :data:`GROUP_WIDTH` restart lanes
+    ``idx`` (their keys ``jax.random.split(key, num_restarts)[idx]``) plus the greedy lane's slot
+    when ``greedy``, in ``state``, stepped by :func:`_advance` for at most ``cap`` iterations and
+    none after a lane stopped; returns the new state."""
     keys = jax.random.split(key, num_restarts)[idx]
-    out = _search(keys, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype), max_steps, greedy,
-                  basis.endpoints(), whole=whole, enabled=enabled)
-    return (*out, cell_mask(cells, out[0], out[1]))
+    return _advance(state, keys, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype),
+                    max_steps, greedy, basis.endpoints(), prepared=prepared, width=GROUP_WIDTH,
+                    cap=cap)
 
 
-#: :func:`_lanes_program` with its executables kept on disk (one program serves every part of a
-#: split search: same lane count, flags as inputs).
-LANES = aot_jit(_lanes_program, name="ofijax.scan.lanes", static_argnums=(9, 10, 11))
+#: :func:`_start_program`, :func:`_resume_program` and :func:`cell_mask` with their executables
+#: kept on disk (one turn program serves every turn of every part).
+START = aot_jit(_start_program, name="ofijax.scan.start", static_argnums=(4, 5, 6))
+RESUME = aot_jit(_resume_program, name="ofijax.scan.resume", static_argnums=(10, 11, 12))
+CELLS_IN = aot_jit(cell_mask, name="ofijax.scan.cells_in")
+#: Iterations of a turn (:func:`split_search`) while lanes wait for a thread, and once every
+#: active lane has one. A turn also ends when one of its lanes stops; between turns a thread can
+#: take other lanes, so the cores stay busy to the end. Each turn costs a call (~0.3-0.4 ms), so
+#: long turns won: at 100k rows × 4 attributes × 10 values (~0.3 ms a step) 8 and 2 took 48 ms,
+#: 64 and 16 36 ms; at × 50 values 343 and 329 ms.
+TURN = 64
+LAST_TURN = 16
 
 _POOL: list = []  # [(threads, executor)]: the thread pool of split searches, made on first use
 _POOL_LOCK = threading.Lock()
 
 
 def search_parts(num_cells: int, num_restarts: int, greedy: bool, max_steps: int) -> int:
-    """How many concurrent parts :func:`split_search` runs a top-level search in: 1 (one
-    program) on an accelerator, on one core, without steps, or for tables of fewer than
+    """How many threads :func:`split_search` runs a top-level search on: 1 (one program) on an
+    accelerator, on one core, without steps, or for tables of fewer than
     :data:`GROUP_MIN_CELLS` cells; else the usable CPU cores (``OFIJAX_SEARCH_THREADS``
-    overrides), at most one part per two lanes.
+    overrides), at most one per two lanes.
 
     XLA:CPU runs a search program on one core (its loops hold small arrays and run
-    sequentially), so on a multi-core CPU the lanes, which are independent, run faster as parts
-    on their own threads (100k rows × 4 attributes × 50 values, 10 restarts, 2 cores: 574 → 367
-    ms). Only tables whose search steps its lanes in groups of :data:`GROUP_WIDTH` are split:
-    there a lane's arithmetic does not depend on how many lanes its program holds, so the
-    result is the same bit for bit on any number of cores; a smaller table steps all its lanes
-    as one batch, whose size a split would change (a lane's score then moved by 1 ulp).
+    sequentially), so on a multi-core CPU the lanes, which are independent, run faster on their
+    own threads (100k rows × 4 attributes × 50 values, 10 restarts, 2 cores: 574 → 367 ms as
+    two fixed halves). Only tables whose search steps its lanes in groups of
+    :data:`GROUP_WIDTH` are split: there a lane's arithmetic does not depend on which lanes
+    share its program, so the result is the same bit for bit on any number of cores; a smaller
+    table steps all its lanes as one batch, whose size a split would change (a lane's score then
+    moved by 1 ulp).
     """
     if jax.default_backend() != "cpu" or num_cells < GROUP_MIN_CELLS or max_steps <= 0:
         return 1
@@ -957,53 +1009,96 @@ def search_parts(num_cells: int, num_restarts: int, greedy: bool, max_steps: int
     return max(1, min(cores, lanes // 2))
 
 
-def lane_plan(num_restarts: int, greedy: bool, parts: int) -> list[list[int]]:
-    """The restarts of each part of a split search, in order; part 0 also runs the greedy lane
-    (when ``greedy``), so it gets one restart fewer when the lanes do not split evenly."""
-    lanes = num_restarts + bool(greedy)
-    sizes = [lanes // parts + (i >= parts - lanes % parts) for i in range(parts)]
-    if greedy:
-        sizes[0] -= 1
-    bounds = np.cumsum([0] + sizes)
-    return [list(range(bounds[i], bounds[i + 1])) for i in range(parts)]
-
-
 def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: int,
                  num_restarts: int, greedy: bool, parts: int):
-    """:data:`SEARCH`'s ``(RawScan, cells_in)``, bit for bit, from ``parts`` concurrent programs
-    (:func:`_lanes_program`), each a share of the lanes (:func:`lane_plan`) on its own thread;
-    the best lane (the first of the highest score, lanes in :func:`_search`'s order) is picked
-    here. Returns NumPy arrays."""
-    plan = lane_plan(num_restarts, greedy, parts)
-    slots = max(len(rs) for rs in plan)
+    """:data:`SEARCH`'s ``(RawScan, cells_in)``, bit for bit, on ``parts`` threads that share
+    the lanes turn by turn.
+
+    The lanes start together (:func:`_start_program`); then each thread repeatedly takes up to
+    :data:`GROUP_WIDTH` active lanes no other thread holds (the greedy lane first, then the
+    restarts in order; as many as keeps every free thread busy), steps them for a turn
+    (:func:`_resume_program`: at most :data:`TURN` iterations, ending early when one of them
+    stops) and puts them back. A lane's steps depend only on its own key and state, and each is
+    computed in a group of :data:`GROUP_WIDTH` lanes as in the one-program search, so which
+    thread or partner steps it changes nothing; the best lane (the first of the highest score,
+    lanes in :func:`_search`'s order) is picked here. Lanes of unequal lengths keep both cores
+    busy to the end (fixed halves of the lanes, one per thread, left one core idle while the
+    other finished a long lane). Returns NumPy arrays."""
+    lanes = num_restarts + bool(greedy)
     with _POOL_LOCK:
         if not _POOL or _POOL[0][0] < parts:
             _POOL[:] = [(parts, ThreadPoolExecutor(parts, thread_name_prefix="ofijax-search"))]
         pool = _POOL[0][1]
+    with jax.enable_x64(True):  # the caller's thread (x64 is thread-local)
+        start, prepared = START(key, cells, Phi, Y, max_steps, num_restarts, bool(greedy))
+        state = [np.array(x) for x in start]  # every lane's state, updated after each turn
+    lane_fields = range(7)  # _Lanes fields with a lane axis; the rest are the greedy lane's
+    order = ([lanes - 1] if greedy else []) + list(range(num_restarts))
+    held = np.zeros(lanes, bool)
+    turn = threading.Condition()
+    running = [0]
+    failed: list = []
 
-    def run(j):
-        rs = plan[j]
-        idx = np.zeros(slots, np.int32)
-        idx[:len(rs)] = rs
-        enabled = np.zeros(slots + bool(greedy), bool)
-        enabled[:len(rs)] = True
-        if greedy:
-            enabled[slots] = j == 0
-        with jax.enable_x64(True):  # a thread's own setting (x64 is thread-local)
-            out = LANES(key, idx, idx == 0, enabled, cells, Phi, Y, basis, float(penalty),
-                        max_steps, num_restarts, bool(greedy))
-            return [np.asarray(x) for x in out]
+    def take() -> tuple[list[int], int]:  # (under `turn`) this thread's next lanes and cap
+        free = [i for i in order if state[6][i] and not held[i]]
+        if not free:
+            return [], 0
+        threads_free = parts - running[0]
+        cap = TURN if np.sum(state[6]) > parts * GROUP_WIDTH else LAST_TURN
+        return free[:min(GROUP_WIDTH, -(-len(free) // threads_free))], cap
 
-    done = list(pool.map(run, range(parts)))
-    # every lane in _search's order: restarts 0..R-1, then the greedy lane
-    order = [(j, i) for j, rs in enumerate(plan) for i in range(len(rs))]
-    if greedy:
-        order.append((0, slots))
-    masks, listeds, scores, conv, steps, log_qs, cells_in = (
-        np.stack([done[j][f][i] for j, i in order]) for f in range(7))
+    def run(_):
+        with jax.enable_x64(True):
+            while True:
+                with turn:
+                    while not failed:
+                        mine, cap = take()
+                        if mine or running[0] == 0:
+                            break
+                        turn.wait()
+                    if failed or not mine:
+                        return
+                    held[mine] = True
+                    running[0] += 1
+                    restarts = [i for i in mine if i < num_restarts]
+                    idx = np.zeros(GROUP_WIDTH, np.int32)
+                    idx[:len(restarts)] = restarts
+                    slots = list(idx) + ([lanes - 1] if greedy else [])
+                    inp = [x[slots] if f in lane_fields else x for f, x in enumerate(state)]
+                    on = np.zeros(len(slots), bool)  # the slots of this turn's lanes
+                    on[:len(restarts)] = True
+                    on[-1] |= greedy and lanes - 1 in mine
+                    inp[6] = inp[6] & on
+                try:
+                    out = RESUME(key, idx, _Lanes(*inp), prepared, cells, Phi, Y, basis,
+                                 float(penalty), cap, max_steps, num_restarts, bool(greedy))
+                    out = [np.asarray(x) for x in out]
+                except BaseException:
+                    with turn:
+                        failed.append(True)
+                        running[0] -= 1
+                        turn.notify_all()
+                    raise
+                with turn:
+                    for f in range(len(state)):
+                        if f in lane_fields:
+                            for j, lane in enumerate(slots):
+                                if on[j]:
+                                    state[f][lane] = out[f][j]
+                        elif greedy and on[-1]:
+                            state[f] = out[f]
+                    held[mine] = False
+                    running[0] -= 1
+                    turn.notify_all()
+
+    list(pool.map(run, range(parts)))
+    masks, listeds, scores, log_qs, visited, steps = (state[f] for f in (0, 1, 2, 3, 4, 5))
     best = int(np.argmax(scores))
+    with jax.enable_x64(True):
+        cells_in = np.asarray(CELLS_IN(cells, masks[best], listeds[best]))
+    conv = np.all(visited, axis=1)
     return (RawScan(masks[best], listeds[best], scores[best], log_qs[best], np.all(conv), steps),
-            cells_in[best])
+            cells_in)
 
 
 def search_args(problem: Problem, max_steps: int | None) -> tuple[Problem, int]:
