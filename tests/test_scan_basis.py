@@ -150,6 +150,17 @@ def test_blocked_features_of_one_or_two_row_cells_match(reduced):
     scale = np.maximum(np.abs(np.asarray(plain)).max(axis=1, keepdims=True), 1.0)
     np.testing.assert_allclose(np.asarray(blocked) / scale, np.asarray(plain) / scale,
                                rtol=0, atol=1e-12)
+    # summed straight into padded cells (total rows): the same features bit for bit, zero rows
+    # after them; likewise row by row
+    total = sizes.size + 777
+    for lay, ref in ((layout, blocked), (None, plain)):
+        padded = np.asarray(B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis,
+                                       lay, total=total))
+        assert padded.shape == (total, basis.num_features)
+        np.testing.assert_array_equal(padded[:sizes.size], np.asarray(ref))
+        assert not padded[sizes.size:].any()
+    with pytest.raises(ValueError, match="total"):
+        B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis, layout, total=10)
 
 
 def test_chebyshev_scores_match_rows():

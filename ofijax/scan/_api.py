@@ -127,7 +127,13 @@ def _features_counts(problem, basis, layout, y, p):
 
 def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells):
     layout = None if slot_row is None else RowLayout(slot_row, block_cell, group)
-    return pad_cells(problem, *_features_counts(problem, basis, layout, y, p), num_cells)
+    # the features and counts summed straight into the padded cells (empty ones: zero), not
+    # copied onto padded arrays afterwards: at 100k rows in 99k cells (115k padded) that copy
+    # and its fresh 40 MB array cost ~9 ms of the program's ~39
+    c = problem.num_cells
+    padded, _, _ = pad_cells(problem, jnp.zeros((c, 1)), jnp.zeros(c), num_cells)
+    Phi = features(jnp.asarray(p), problem.row_cell, c, basis, layout, total=num_cells)
+    return padded, Phi, outcome_counts(jnp.asarray(y), problem.row_cell, num_cells)
 
 
 # Features, outcome counts and padding as one program (their jitted functions, called inside it),

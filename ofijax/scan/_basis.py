@@ -420,8 +420,8 @@ def _log_positive(x: jax.Array) -> jax.Array:
     return kf * _LN2_HI - ((hfsq - (s * (hfsq + r) + kf * _LN2_LO)) - f)
 
 
-@partial(jax.jit, static_argnames=("num_cells", "group"))
-def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
+@partial(jax.jit, static_argnames=("num_cells", "group", "total"))
+def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, total=None):
     """:func:`features` on a :class:`RowLayout`: ``log Π (1 + p_i (e^{t_j} - 1))`` over each block
     of G rows of one cell, summed into the cells and mapped onto the features (:func:`_coef_map`).
 
@@ -431,7 +431,10 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
     :data:`_PROJECT_CHUNK` slots that stays in cache, and r instead of K columns summed (100k
     rows in 99k cells: 66 → 39 ms; in 74k cells: 38 → 23 ms). Otherwise the cells' sums are
     mapped once at the end (at 10 rows a cell, G = 16, mapping each chunk ran 4 → 6 ms).
+    ``total`` (≥ ``num_cells``, default equal): rows of the result, those past ``num_cells``
+    zero (padding cells summed in place, not copied onto a padded array afterwards).
     """
+    total = num_cells if total is None else total
     k = basis.num_nodes
     p_ext = jnp.concatenate([jnp.asarray(p_rows, jnp.float64), jnp.zeros(1, jnp.float64)])
     nb = block_cell.shape[0]
@@ -440,7 +443,7 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
     chunk_blocks = max(1, min(nb, (_PROJECT_CHUNK if early else _CHUNK) // group))
     pad = (-nb) % chunk_blocks
     slots = jnp.concatenate([slot_row, jnp.full(pad * group, p_rows.shape[0], jnp.int32)])
-    cells = jnp.concatenate([block_cell, jnp.full(pad, num_cells, jnp.int32)])
+    cells = jnp.concatenate([block_cell, jnp.full(pad, total, jnp.int32)])
     slots = slots.reshape(-1, chunk_blocks, group)
     cells = cells.reshape(-1, chunk_blocks)
     e = jnp.expm1(basis.values)
@@ -453,10 +456,10 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group):
         logs = _log_positive(prod)
         if early:
             logs = logs @ coef
-        return acc + jax.ops.segment_sum(logs, ce, num_segments=num_cells), None
+        return acc + jax.ops.segment_sum(logs, ce, num_segments=total), None
 
     width = coef.shape[1] if early else k
-    vals, _ = jax.lax.scan(body, jnp.zeros((num_cells, width), jnp.float64), (slots, cells))
+    vals, _ = jax.lax.scan(body, jnp.zeros((total, width), jnp.float64), (slots, cells))
     return vals if early else vals @ coef
 
 
@@ -500,7 +503,7 @@ def _features(p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Bas
 
 def features(
     p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis,
-    layout: RowLayout | None = None,
+    layout: RowLayout | None = None, total: int | None = None,
 ) -> jax.Array:
     """Cell features ``Φ`` of shape ``(num_cells, K)``: pure, jittable, linear in the rows.
 
@@ -514,9 +517,16 @@ def features(
     Chebyshev path to block products: ``Σ_i log(1 + p_i x) = log Π_i (1 + p_i x)`` over blocks of G
     rows of one cell, G-times fewer logs and scatter-adds (≈4× faster at 10^6 rows); round-off
     stays at the level of G float64 products (~G·1e-16 relative per block).
+
+    ``total`` (≥ ``num_cells``): the result has ``total`` rows, those past ``num_cells`` zero
+    (empty padding cells, as :func:`~._engine.pad_cells` appends them), each cell's features
+    the same bit for bit.
     """
+    total = num_cells if total is None else int(total)
+    if total < num_cells:
+        raise ValueError(f"total: must be ≥ num_cells = {num_cells}; got {total}.")
     if layout is not None and basis.kind == "chebyshev":
         return _features_blocked(
-            p_rows, layout.slot_row, layout.block_cell, num_cells, basis, layout.group
+            p_rows, layout.slot_row, layout.block_cell, num_cells, basis, layout.group, total
         )
-    return _features(p_rows, row_cell, num_cells, basis)
+    return _features(p_rows, row_cell, total, basis)
