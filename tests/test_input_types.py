@@ -187,3 +187,24 @@ def test_distinct_count_refuses_wide_integer_columns():
     assert _encode._distinct_at_most(pd.Series([5, 9, 5]), 50) <= 50
     with pytest.raises(ValueError, match="max_values"):
         _encode.encode_data(pd.DataFrame({"a": col}), max_values=20)
+
+
+@pytest.mark.parametrize("n_values", [(5, 5, 5), (50, 50, 50, 50), (3000, 3000, 3000)])
+def test_build_cells_matches_numpy_unique_rows(n_values):
+    """build_cells (bincount for small key spaces, a radix argsort below 2^32 keys, np.unique
+    above) equals np.unique over the code rows: cells in lexicographic order, each row's cell,
+    the row counts and a row of each cell."""
+    from ofijax.scan import _encode
+
+    rng = np.random.default_rng(len(n_values))
+    n = 20_000
+    codes = np.stack([rng.integers(0, v, n) for v in n_values], 1).astype(np.int32)
+    codes[: n // 4] = codes[n // 4: n // 2]  # repeated rows: cells of several rows
+    row_cell, cell_codes, n_cells = _encode.build_cells(codes, np.asarray(n_values))
+    ref, inv, cnt = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(cell_codes, ref)
+    np.testing.assert_array_equal(row_cell, inv.reshape(-1))
+    np.testing.assert_array_equal(n_cells, cnt)
+    assert row_cell.dtype == np.int32 and cell_codes.dtype == np.int32
+    np.testing.assert_array_equal(np.sort(_encode.stable_argsort(row_cell.astype(np.int64))),
+                                  np.arange(n))

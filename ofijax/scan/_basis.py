@@ -53,6 +53,8 @@ import numpy as np
 
 from ofijax._validation import device_array
 
+from ._encode import stable_argsort
+
 __all__ = [
     "Basis",
     "EXACT_MAX_VALUES",
@@ -328,15 +330,6 @@ def layout_group(basis_or_bound) -> int:
     return int(max(1, min(32, 600.0 // max(bound, 1e-12))))
 
 
-def _stable_argsort(x: np.ndarray) -> np.ndarray:
-    """Stable argsort of non-negative ints < 2^32 by 16-bit LSD radix passes (NumPy's radix sort)."""
-    if x.size == 0 or int(x.max()) < (1 << 16):
-        return np.argsort(x.astype(np.uint16), kind="stable")
-    o1 = np.argsort((x & 0xFFFF).astype(np.uint16), kind="stable")
-    o2 = np.argsort((x[o1] >> 16).astype(np.uint16), kind="stable")
-    return o1[o2]
-
-
 #: Cost of one block (a ``log`` and a scatter-add per feature) in units of one slot (a multiply
 #: per feature), for :func:`block_size`: fitted on 10^5 rows in 625-74k cells, K = 68.
 BLOCK_COST = 23
@@ -363,7 +356,7 @@ def make_layout(row_cell: np.ndarray, num_cells: int, group: int) -> RowLayout:
     :func:`block_size` for these cells, at most ``group`` (e.g. :func:`layout_group`)."""
     row_cell = np.asarray(row_cell)
     n = row_cell.size
-    order = _stable_argsort(row_cell)
+    order = stable_argsort(row_cell)
     counts = np.bincount(row_cell, minlength=num_cells)
     group = block_size(counts, group)
     cell_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
