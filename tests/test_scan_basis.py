@@ -151,16 +151,24 @@ def test_blocked_features_of_one_or_two_row_cells_match(reduced):
     np.testing.assert_allclose(np.asarray(blocked) / scale, np.asarray(plain) / scale,
                                rtol=0, atol=1e-12)
     # summed straight into padded cells (total rows): the same features bit for bit, zero rows
-    # after them; likewise row by row
+    # after them; likewise row by row; with columns appended (tail), those columns exactly
     total = sizes.size + 777
+    tail = np.random.default_rng(6).normal(size=(total, 4))
+    tail[:, 3] = 0.0
     for lay, ref in ((layout, blocked), (None, plain)):
         padded = np.asarray(B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis,
                                        lay, total=total))
         assert padded.shape == (total, basis.num_features)
         np.testing.assert_array_equal(padded[:sizes.size], np.asarray(ref))
         assert not padded[sizes.size:].any()
+        wide = np.asarray(B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis, lay,
+                                     total=total, tail=jnp.asarray(tail)))
+        np.testing.assert_array_equal(wide, np.concatenate([padded, tail], axis=1))
     with pytest.raises(ValueError, match="total"):
         B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis, layout, total=10)
+    with pytest.raises(ValueError, match="tail"):
+        B.features(jnp.asarray(p), jnp.asarray(cells), sizes.size, basis, layout, total=total,
+                   tail=jnp.zeros((total - 1, 4)))
 
 
 def test_chebyshev_scores_match_rows():

@@ -508,6 +508,24 @@ def test_split_search_equals_one_search_program(monkeypatch, restarts, greedy, p
     assert np.asarray(got.listed).any()
 
 
+def test_stacked_cells_program_gives_the_search_statistics():
+    """The cells program's stacked variant (a split search's input) returns the array the
+    search would stack from the plain variant's features, bit for bit: [Phi | Y | n | 0…]."""
+    from ofijax.scan import _api
+
+    df, y, p, padded, basis, Phi, Y = _split_inputs()
+    with jax.enable_x64(True):
+        enc, yy, pp = _api._prepare(df, y, p, None)
+        problem, basis, layout = _api._problem_basis(enc, pp, "auto", "positive",
+                                                     _api.DEFAULT_Q_BOUNDS)
+        padded2, stats, Y2 = _api._padded_cells(problem, basis, layout, yy, pp, stacked=True)
+        ref = np.asarray(E._stack(padded, Phi, Y))
+    assert stats.shape == (Phi.shape[0], E.stack_width(Phi.shape[1]))
+    np.testing.assert_array_equal(np.asarray(stats), ref)
+    np.testing.assert_array_equal(np.asarray(Y2), np.asarray(Y))
+    np.testing.assert_array_equal(np.asarray(padded2.cell_codes), np.asarray(padded.cell_codes))
+
+
 def test_search_parts_follow_size_cores_and_setting(monkeypatch):
     """One part for small tables or no steps; else the setting (or the usable cores when it is
     not a number), capped at one part per two lanes and at least 1."""

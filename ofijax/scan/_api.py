@@ -43,6 +43,7 @@ from ._engine import (
     search_args,
     search_parts,
     split_search,
+    stack_tail,
 )
 from ._exhaustive import (
     EXHAUSTIVE_MAX_SUBGROUPS,
@@ -125,15 +126,19 @@ def _features_counts(problem, basis, layout, y, p):
     return Phi, outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
 
 
-def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells):
+def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells, stacked):
     layout = None if slot_row is None else RowLayout(slot_row, block_cell, group)
     # the features and counts summed straight into the padded cells (empty ones: zero), not
     # copied onto padded arrays afterwards: at 100k rows in 99k cells (115k padded) that copy
     # and its fresh 40 MB array cost ~9 ms of the program's ~39
     c = problem.num_cells
     padded, _, _ = pad_cells(problem, jnp.zeros((c, 1)), jnp.zeros(c), num_cells)
-    Phi = features(jnp.asarray(p), problem.row_cell, c, basis, layout, total=num_cells)
-    return padded, Phi, outcome_counts(jnp.asarray(y), problem.row_cell, num_cells)
+    Y = outcome_counts(jnp.asarray(y), problem.row_cell, num_cells)
+    # stacked: the search's statistics [Phi | Y | n | 0…], summed as one array
+    tail = stack_tail(padded, Y, basis.num_features) if stacked else None
+    Phi = features(jnp.asarray(p), problem.row_cell, c, basis, layout, total=num_cells,
+                   tail=tail)
+    return padded, Phi, Y
 
 
 # Features, outcome counts and padding as one program (their jitted functions, called inside it),
@@ -141,17 +146,27 @@ def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells)
 # at most SMALL_CELLS (padded) cells get the fast-compiling options, as their search does: at
 # 10k rows × 625 cells it compiled in 0.09 instead of 0.16 s and ran in 0.6 instead of 0.9 ms
 # (100k rows: 3.0 vs 3.3 ms), while at 10k cells the default program ran faster (7.1 vs 8.6 ms).
-_CELLS = Programs(_cells_program, "ofijax.scan.cells", static_argnums=(6, 7))
+_CELLS = Programs(_cells_program, "ofijax.scan.cells", static_argnums=(6, 7, 8))
 
 
-def _padded_cells(problem, basis, layout, y, p):
+def _padded_cells(problem, basis, layout, y, p, stacked=False):
     """``pad_cells(problem, Phi, Y, cell_bucket(C))`` with ``Phi = features(p, ...)`` and
     ``Y = outcome_counts(y, ...)``, through one ahead-of-time program (the fast-compiling one for
-    a small table; the same options, through ``jax.jit``, when executables are not kept)."""
+    a small table; the same options, through ``jax.jit``, when executables are not kept).
+    ``stacked``: the stacked statistics of a split search (``[Phi | Y | n | 0…]``) in place of
+    ``Phi``, summed into their own array (at 100k × 4 × 50 the search's start no longer copies
+    the features into a fresh 44 MB array)."""
     lay = (None, None, 0) if layout is None else (layout.slot_row, layout.block_cell,
                                                    layout.group)
     c = cell_bucket(problem.num_cells)
-    return _CELLS.pick(c)(p, y, problem, basis, *lay, c)
+    return _CELLS.pick(c)(p, y, problem, basis, *lay, c, bool(stacked))
+
+
+def _split_parts(problem, *, num_restarts, max_steps, greedy=True) -> int:
+    """The threads :func:`_search` will split the search of ``problem`` (padded or not) over
+    (:func:`search_parts`; 1: one program)."""
+    steps = search_args(problem, max_steps)[1]
+    return search_parts(cell_bucket(problem.num_cells), num_restarts, greedy, steps)
 
 
 def _default_key(key, num_samples, num_replicates):
@@ -181,14 +196,19 @@ def _arrays(enc: Encoded, y, p, kind, direction, q_bounds):
 _SEARCHED: set = set()  # shapes searched in this process (for the progress notice only)
 
 
-def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, greedy=True):
+def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, greedy=True,
+            stats=None):
     """:func:`scan_arrays` on a padded problem, through the ahead-of-time programs: ``(RawScan,
-    rows)``, ``rows`` the ``(N,)`` bool NumPy mask of the found subgroup's rows."""
+    rows)``, ``rows`` the ``(N,)`` bool NumPy mask of the found subgroup's rows. ``stats``: the
+    stacked statistics (``_padded_cells(..., stacked=True)``) of a search split over the cores,
+    given instead of ``Phi``."""
     m = problem.cell_codes.shape[1]
     # the search sees only cell arrays, so its program is shared by all row counts
     cells, max_steps = search_args(problem, max_steps)
-    c, k = Phi.shape
+    c, k = problem.num_cells, basis.num_features
     parts = search_parts(c, num_restarts, greedy, max_steps)
+    if stats is not None and parts == 1:
+        raise ValueError("stats: only for a search split over the cores")
     if not aot_enabled() and parts == 1:  # no executables kept (cache off, OFIJAX_AOT=0)
         raw = scan_arrays(key, problem, Phi, Y, basis, penalty=penalty,
                           num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
@@ -201,7 +221,7 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     with Notice(msg):
         if parts > 1:  # the lanes as concurrent parts, one per core (same results)
             out, cells_in = split_search(key, cells, Phi, Y, basis, penalty, max_steps,
-                                         num_restarts, greedy, parts)
+                                         num_restarts, greedy, parts, stats=stats)
         else:
             out, cells_in = SEARCH.pick(c)(key, cells, Phi, Y, basis, float(penalty), max_steps,
                                            num_restarts, bool(greedy))
@@ -417,9 +437,12 @@ def bias_scan(
             )
         if search == "coordinate_ascent" and opts.top_k is None:
             # the first-call path: two ahead-of-time programs (cells; search and its rows)
-            padded, Phi_p, Y_p = _padded_cells(problem, b, layout, y, p)
-            raw, rows = _search(rnd.key, padded, Phi_p, Y_p, b, penalty=opts.penalty,
-                                num_restarts=opts.num_restarts, max_steps=opts.max_steps)
+            split = _split_parts(problem, num_restarts=opts.num_restarts,
+                                 max_steps=opts.max_steps) > 1
+            padded, Phi_p, Y_p = _padded_cells(problem, b, layout, y, p, stacked=split)
+            raw, rows = _search(rnd.key, padded, None if split else Phi_p, Y_p, b,
+                                penalty=opts.penalty, num_restarts=opts.num_restarts,
+                                max_steps=opts.max_steps, stats=Phi_p if split else None)
             res = _bias_result(enc, rows, np.asarray(raw.mask), np.asarray(raw.listed), raw.score,
                                raw.log_q, raw.converged, y, p, search=search, **common)
             if rnd.num_samples:

@@ -414,7 +414,8 @@ def _log_positive(x: jax.Array) -> jax.Array:
 
 
 @partial(jax.jit, static_argnames=("num_cells", "group", "total"))
-def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, total=None):
+def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, total=None,
+                      tail=None):
     """:func:`features` on a :class:`RowLayout`: ``log Π (1 + p_i (e^{t_j} - 1))`` over each block
     of G rows of one cell, summed into the cells and mapped onto the features (:func:`_coef_map`).
 
@@ -425,7 +426,10 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, tot
     rows in 99k cells: 66 → 39 ms; in 74k cells: 38 → 23 ms). Otherwise the cells' sums are
     mapped once at the end (at 10 rows a cell, G = 16, mapping each chunk ran 4 → 6 ms).
     ``total`` (≥ ``num_cells``, default equal): rows of the result, those past ``num_cells``
-    zero (padding cells summed in place, not copied onto a padded array afterwards).
+    zero (padding cells summed in place, not copied onto a padded array afterwards); ``tail``
+    (``(total, c)``, optional): columns appended after the features (where each chunk's logs
+    are mapped early, the sums start from them and add zeros there, so no wider copy is made
+    afterwards).
     """
     total = num_cells if total is None else total
     k = basis.num_nodes
@@ -449,11 +453,23 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, tot
         logs = _log_positive(prod)
         if early:
             logs = logs @ coef
+            if tail is not None:  # the tail's columns get zeros (x + 0 = x exactly)
+                logs = jnp.concatenate([logs, jnp.zeros((logs.shape[0], tail.shape[1]))], 1)
         return acc + jax.ops.segment_sum(logs, ce, num_segments=total), None
 
-    width = coef.shape[1] if early else k
-    vals, _ = jax.lax.scan(body, jnp.zeros((total, width), jnp.float64), (slots, cells))
-    return vals if early else vals @ coef
+    if early:
+        init = jnp.zeros((total, coef.shape[1]), jnp.float64)
+        if tail is not None:
+            init = jnp.concatenate([init, jnp.asarray(tail, jnp.float64)], axis=1)
+    else:
+        init = jnp.zeros((total, k), jnp.float64)
+    vals, _ = jax.lax.scan(body, init, (slots, cells))
+    return vals if early else _append(vals @ coef, tail)
+
+
+def _append(x, tail):
+    """``[x | tail]`` (``tail`` None: ``x``)."""
+    return x if tail is None else jnp.concatenate([x, jnp.asarray(tail, x.dtype)], axis=1)
 
 
 @partial(jax.jit, static_argnames=("num_cells",))
@@ -496,7 +512,7 @@ def _features(p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Bas
 
 def features(
     p_rows: jax.Array, row_cell: jax.Array, num_cells: int, basis: Basis,
-    layout: RowLayout | None = None, total: int | None = None,
+    layout: RowLayout | None = None, total: int | None = None, tail=None,
 ) -> jax.Array:
     """Cell features ``Φ`` of shape ``(num_cells, K)``: pure, jittable, linear in the rows.
 
@@ -512,14 +528,19 @@ def features(
     stays at the level of G float64 products (~G·1e-16 relative per block).
 
     ``total`` (≥ ``num_cells``): the result has ``total`` rows, those past ``num_cells`` zero
-    (empty padding cells, as :func:`~._engine.pad_cells` appends them), each cell's features
-    the same bit for bit.
+    (empty padding cells, as :func:`~._engine.pad_cells` appends them); ``tail`` (``(total,
+    c)``, optional): columns appended after the features, ``[Φ | tail]`` (the statistics the
+    search stacks beside them, without a second copy of the features); each cell's features the
+    same bit for bit.
     """
     total = num_cells if total is None else int(total)
     if total < num_cells:
         raise ValueError(f"total: must be ≥ num_cells = {num_cells}; got {total}.")
+    if tail is not None and (jnp.ndim(tail) != 2 or jnp.shape(tail)[0] != total):
+        raise ValueError(f"tail: must have shape (total = {total}, c); got {jnp.shape(tail)}.")
     if layout is not None and basis.kind == "chebyshev":
         return _features_blocked(
-            p_rows, layout.slot_row, layout.block_cell, num_cells, basis, layout.group, total
+            p_rows, layout.slot_row, layout.block_cell, num_cells, basis, layout.group, total,
+            tail
         )
-    return _features(p_rows, row_cell, total, basis)
+    return _append(_features(p_rows, row_cell, total, basis), tail)

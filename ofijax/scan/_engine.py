@@ -114,6 +114,8 @@ __all__ = [
     "row_mask",
     "default_max_steps",
     "pad_cells",
+    "stack_width",
+    "stack_tail",
     "cell_bucket",
     "IMPROVE_TOL",
     "MIN_INIT_ROWS",
@@ -350,16 +352,34 @@ def _prepare(problem: Problem, Phi, Y) -> _Prepared:
     """
     if _aggregation(problem) != "segment":  # small tables: the step reads cell_codes as it is
         return _Prepared(None, None)
+    return _Prepared(_stack(problem, Phi, Y), _codes_t(problem))
+
+
+def _codes_t(problem: Problem):
     # one byte a code where the values fit (the membership test reads all M codes of every
     # cell each step: at 32 attributes × 115k cells 3.7 instead of 14.7 MB); the barrier keeps
     # XLA from turning the transpose into a layout change of its consumers
     small = jnp.uint8 if problem.v_max <= 255 else jnp.int32
-    return _Prepared(_stack(problem, Phi, Y),
-                     jax.lax.optimization_barrier(problem.cell_codes.T.astype(small)))
+    return jax.lax.optimization_barrier(problem.cell_codes.T.astype(small))
+
+
+def stack_width(k: int) -> int:
+    """Columns of the stacked cell statistics ``[Phi | Y | n_cells | 0…]`` of ``k`` features
+    (:func:`_prepare`): k + 2 rounded up to a multiple of :data:`STACK_ALIGN`."""
+    return k + 2 + (-(k + 2)) % STACK_ALIGN
+
+
+def stack_tail(problem: Problem, Y, k: int):
+    """The columns the stacked statistics hold after ``k`` features: ``[Y | n_cells | 0…]``
+    (``features(..., tail=)`` appends them as it sums, giving :func:`_prepare`'s array)."""
+    pad = stack_width(k) - k - 2
+    n = problem.n_cells.astype(jnp.float64)
+    return jnp.concatenate([jnp.asarray(Y, n.dtype)[:, None], n[:, None],
+                            jnp.zeros((n.shape[0], pad), n.dtype)], axis=1)
 
 
 def _stack(problem: Problem, Phi, Y):
-    pad = (-(Phi.shape[1] + 2)) % STACK_ALIGN
+    pad = stack_width(Phi.shape[1]) - Phi.shape[1] - 2
     return jnp.concatenate([Phi, jnp.asarray(Y, Phi.dtype)[:, None],
                             problem.n_cells.astype(Phi.dtype)[:, None],
                             jnp.zeros((Phi.shape[0], pad), Phi.dtype)], axis=1)
@@ -945,13 +965,13 @@ _scan_cells_small = jax.jit(_scan_cells_impl, static_argnums=(7, 8, 9, 10),
 SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8))
 
 
-def _start_program(key, cells, Phi, Y, max_steps, num_restarts, greedy):
+def _start_program(key, cells, stats, max_steps, num_restarts, greedy):
     """The start of a split search (:func:`split_search`): every lane's :func:`_start` (restart
-    r's key ``jax.random.split(key, num_restarts)[r]``) and the loop-invariant :func:`_prepare`
-    arrays its parts share."""
+    r's key ``jax.random.split(key, num_restarts)[r]``) and the attribute-major codes its turns
+    share with the stacked statistics ``stats`` (:func:`_prepare`'s two arrays)."""
     keys = jax.random.split(key, num_restarts)
-    prepared = _prepare(cells, Phi, Y)
-    return _start(keys, cells, Phi.dtype, max_steps, greedy, codes_t=prepared.codes_t), prepared
+    codes_t = _codes_t(cells)  # (stats is not returned: an input returned is copied)
+    return _start(keys, cells, stats.dtype, max_steps, greedy, codes_t=codes_t), codes_t
 
 
 def _resume_program(key, idx, state, prepared, cells, Phi, Y, basis, penalty, cap, max_steps,
@@ -966,9 +986,10 @@ def _resume_program(key, idx, state, prepared, cells, Phi, Y, basis, penalty, ca
                     cap=cap)
 
 
-#: :func:`_start_program`, :func:`_resume_program` and :func:`cell_mask` with their executables
-#: kept on disk (one turn program serves every turn of every part).
-START = aot_jit(_start_program, name="ofijax.scan.start", static_argnums=(4, 5, 6))
+#: :func:`_start_program`, :func:`_stack`, :func:`_resume_program` and :func:`cell_mask` with
+#: their executables kept on disk (one turn program serves every turn of every thread).
+START = aot_jit(_start_program, name="ofijax.scan.start", static_argnums=(3, 4, 5))
+STACK = aot_jit(_stack, name="ofijax.scan.stack")
 RESUME = aot_jit(_resume_program, name="ofijax.scan.resume", static_argnums=(10, 11, 12))
 CELLS_IN = aot_jit(cell_mask, name="ofijax.scan.cells_in")
 #: Iterations of a turn (:func:`split_search`) while lanes wait for a thread, and once every
@@ -1010,7 +1031,7 @@ def search_parts(num_cells: int, num_restarts: int, greedy: bool, max_steps: int
 
 
 def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: int,
-                 num_restarts: int, greedy: bool, parts: int):
+                 num_restarts: int, greedy: bool, parts: int, stats=None):
     """:data:`SEARCH`'s ``(RawScan, cells_in)``, bit for bit, on ``parts`` threads that share
     the lanes turn by turn.
 
@@ -1023,15 +1044,24 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
     thread or partner steps it changes nothing; the best lane (the first of the highest score,
     lanes in :func:`_search`'s order) is picked here. Lanes of unequal lengths keep both cores
     busy to the end (fixed halves of the lanes, one per thread, left one core idle while the
-    other finished a long lane). Returns NumPy arrays."""
+    other finished a long lane). ``stats``: the stacked cell statistics ``[Phi | Y | n | 0…]``
+    when the caller has them (``features(..., tail=stack_tail(...))``), in which case ``Phi``
+    and ``Y`` are not read; else they are stacked here (:data:`STACK`). Returns NumPy
+    arrays."""
     lanes = num_restarts + bool(greedy)
     with _POOL_LOCK:
         if not _POOL or _POOL[0][0] < parts:
             _POOL[:] = [(parts, ThreadPoolExecutor(parts, thread_name_prefix="ofijax-search"))]
         pool = _POOL[0][1]
     with jax.enable_x64(True):  # the caller's thread (x64 is thread-local)
-        start, prepared = START(key, cells, Phi, Y, max_steps, num_restarts, bool(greedy))
+        if stats is None:
+            stats = STACK(cells, Phi, Y)
+        start, codes_t = START(key, cells, stats, max_steps, num_restarts, bool(greedy))
+        prepared = _Prepared(stats, codes_t)
         state = [np.array(x) for x in start]  # every lane's state, updated after each turn
+    # the turns read the cells through `prepared` only: zero-row stand-ins give the feature
+    # count and dtype (one program for every table of the bucket)
+    Phi, Y = np.zeros((0, basis.num_features)), np.zeros(0)
     lane_fields = range(7)  # _Lanes fields with a lane axis; the rest are the greedy lane's
     order = ([lanes - 1] if greedy else []) + list(range(num_restarts))
     held = np.zeros(lanes, bool)
