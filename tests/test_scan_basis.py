@@ -294,6 +294,19 @@ def test_reduced_rank_matches_full_basis(direction):
     np.testing.assert_allclose(np.asarray(g_red), np.asarray(g_full), rtol=0, atol=1e-8)
 
 
+def _set_sums(rng, p, basis, lift, ncell, n_sets, lo):
+    """Features and outcome sums of ``n_sets`` random unions of ``ncell`` random cells of rows
+    with expectations ``p`` and outcomes drawn at odds × ``lift``."""
+    odds = p / (1 - p + 1e-300) * lift
+    y = (rng.uniform(size=p.size) < odds / (1 + odds)).astype(float)
+    cells = jnp.asarray(rng.integers(0, ncell, p.size).astype(np.int32))
+    phi_c = B.features(jnp.asarray(p), cells, ncell, basis)
+    y_c = jax.ops.segment_sum(jnp.asarray(y), cells, ncell)
+    sets = jnp.asarray(rng.uniform(size=(n_sets, ncell)) < rng.uniform(lo, 1, (n_sets, 1)),
+                       jnp.float64)
+    return sets @ phi_c, sets @ y_c
+
+
 @pytest.mark.parametrize("kind,direction", [("chebyshev", "positive"), ("exact", "negative")])
 def test_newton_solver_matches_fine_bisection(kind, direction, monkeypatch):
     """The halvings + safeguarded Newton solver against 60 plain halvings (bracket ~1e-17):
@@ -308,14 +321,7 @@ def test_newton_solver_matches_fine_bisection(kind, direction, monkeypatch):
     else:
         p = rng.uniform(0, 1, n) ** 2
         basis = B.make_basis("chebyshev", direction=direction)
-    lift = 2.0 if direction == "positive" else 0.5
-    odds = p / (1 - p + 1e-300) * lift
-    y = (rng.uniform(size=n) < odds / (1 + odds)).astype(float)
-    cells = jnp.asarray(rng.integers(0, ncell, n).astype(np.int32))
-    phi_c = B.features(jnp.asarray(p), cells, ncell, basis)
-    y_c = jax.ops.segment_sum(jnp.asarray(y), cells, ncell)
-    sets = jnp.asarray(rng.uniform(size=(60, ncell)) < rng.uniform(0.02, 1, (60, 1)), jnp.float64)
-    phi, Y = sets @ phi_c, sets @ y_c
+    phi, Y = _set_sums(rng, p, basis, 2.0 if direction == "positive" else 0.5, ncell, 60, 0.02)
 
     def solve(c):
         g, t = S.maximize(basis, phi, Y)
@@ -347,14 +353,7 @@ def test_grid_bracket_holds_the_root_and_matches_halvings(direction, monkeypatch
     basis = B.make_basis("chebyshev", direction=direction)
     n, ncell = 1500, 30
     p = rng.uniform(0.02, 0.98, n)
-    lift = 2.5 if direction == "positive" else 0.4
-    odds = p / (1 - p) * lift
-    y = (rng.uniform(size=n) < odds / (1 + odds)).astype(float)
-    cells = jnp.asarray(rng.integers(0, ncell, n).astype(np.int32))
-    phi_c = B.features(jnp.asarray(p), cells, ncell, basis)
-    y_c = jax.ops.segment_sum(jnp.asarray(y), cells, ncell)
-    sets = jnp.asarray(rng.uniform(size=(40, ncell)) < rng.uniform(0.05, 1, (40, 1)), jnp.float64)
-    phi, Y = sets @ phi_c, sets @ y_c
+    phi, Y = _set_sums(rng, p, basis, 2.5 if direction == "positive" else 0.4, ncell, 40, 0.05)
     a, b = float(basis.t_lo), float(basis.t_hi)
     full = B.make_basis("chebyshev", direction=direction, reduced=False)
     coef_f = phi @ basis.proj.T  # the full Chebyshev coefficients of F
