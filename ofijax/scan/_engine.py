@@ -459,9 +459,11 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
     the step compiles one solver instead of three (a 10k × 4 × 5 scan program compiled ~1 s
     faster on CPU); otherwise as three solves on their own V + 1, 2V and 2V rows (the
     padding's extra sixth of solver work and the loop measured 10-20% slower warm at 100k × 4 ×
-    10 and × 50, and 200 randomization replicates at 10k × 4 × 5 ~1.4× slower). ``prepared``: the
-    loop-invariant :func:`_prepare` of ``(problem, Phi, Y)`` when the caller steps many times
-    (without it the step reads ``problem.cell_codes`` and stacks the statistics itself).
+    10 and × 50, and 200 randomization replicates at 10k × 4 × 5 ~1.4× slower); the one-solver
+    form also keeps the solver's halvings (``grid=False``: the grid's product cost its program
+    ~0.06 s of compile). ``prepared``: the loop-invariant :func:`_prepare` of ``(problem, Phi,
+    Y)`` when the caller steps many times (without it the step reads ``problem.cell_codes`` and
+    stacks the statistics itself).
     """
     v_max = problem.v_max
     dtype = Phi.dtype
@@ -511,7 +513,7 @@ def attribute_step(problem: Problem, Phi, Y, basis: Basis, mask, listed, m, pena
 
     def solve_at(i, st: _Phases):  # solve i on the carry's rows: (G at t*, t*)
         return solve(basis, st.phi, st.y, i != 1, st.t_hat, st.g_hat, c,
-                     left[: st.y.shape[-1]], ends)
+                     left[: st.y.shape[-1]], ends, grid=False if one_solver else None)
 
     # solve 0's rows: the V values and the pool (padded to 2V rows for the loop)
     n0 = w if one_solver else v_max + 1
