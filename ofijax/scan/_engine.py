@@ -648,21 +648,22 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     and flags, so a search split into parts (:func:`split_search`) gives each lane's result bit
     for bit.
     """
-    state = _start(keys, problem, Phi.dtype, max_steps, greedy, whole, enabled)
-    out = _advance(state, keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
+    pairs = jax.vmap(jax.random.split)(keys)  # each restart's (start, steps) keys
+    state = _start(pairs[:, 0], problem, Phi.dtype, max_steps, greedy, whole, enabled)
+    out = _advance(state, pairs[:, 1], problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
                    one_solver)
     return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps, out.log_q
 
 
-def _start(keys, problem: Problem, dtype, max_steps, greedy: bool, whole=None, enabled=None,
+def _start(k_init, problem: Problem, dtype, max_steps, greedy: bool, whole=None, enabled=None,
            codes_t=None) -> _Lanes:
-    """The search's start (:func:`_search`): restart lanes from their keys (restart 0, or the
+    """The search's start (:func:`_search`): restart lanes from their start keys ``k_init``
+    (the first of each restart key's split; restart 0, or the
     ``whole`` ones, from the whole data), then the greedy lane from the whole data."""
-    r = keys.shape[0]
+    r = k_init.shape[0]
     m = problem.cell_codes.shape[1]
     v_max = problem.v_max
     valid = _valid_values(problem)
-    k_init = jax.vmap(jax.random.split)(keys)[:, 0]
     u = jax.vmap(lambda k: jax.random.uniform(k, (m + 1 + m * v_max,), dtype=dtype))(k_init)
     mask_r, listed_r = _random_start(u[:, :m], u[:, m], u[:, m + 1:].reshape(r, m, v_max),
                                      problem, valid, codes_t)
@@ -690,19 +691,18 @@ def _start(keys, problem: Problem, dtype, max_steps, greedy: bool, whole=None, e
     return state
 
 
-def _advance(state: _Lanes, keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
+def _advance(state: _Lanes, k_steps, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
              one_solver=None, prepared: _Prepared | None = None, width: int | None = None,
              cap=None) -> _Lanes:
-    """Step the lanes of ``state`` (:func:`_start`; ``keys`` the restart lanes' keys) until none
+    """Step the lanes of ``state`` (:func:`_start`; ``k_steps`` the restart lanes' step keys, the second of each key's split) until none
     is active (:func:`_search`'s loop), or, with ``cap``, until ``cap`` iterations have run or a
     lane has stopped (:func:`split_search` resumes it). ``prepared``: :func:`_prepare` of the
     problem when the caller holds it; ``width``: lanes per batched step (default
     :func:`_group_width`)."""
-    r = keys.shape[0]
+    r = k_steps.shape[0]
     m = problem.cell_codes.shape[1]
     v_max = problem.v_max
     dtype = Phi.dtype
-    k_steps = jax.vmap(jax.random.split)(keys)[:, 1]
     lanes = state.mask.shape[0]
     neg_inf = jnp.asarray(-jnp.inf, dtype)
     # One batched step for all lanes, or for the active ones in groups (see _group_width). (A
@@ -971,9 +971,9 @@ def _start_program(key, cells, stats, max_steps, num_restarts, greedy):
     """The start of a split search (:func:`split_search`): every lane's :func:`_start` (restart
     r's key ``jax.random.split(key, num_restarts)[r]``) and the attribute-major codes its turns
     share with the stacked statistics ``stats`` (:func:`_prepare`'s two arrays)."""
-    keys = jax.random.split(key, num_restarts)
+    k_init = jax.vmap(jax.random.split)(jax.random.split(key, num_restarts))[:, 0]
     codes_t = _codes_t(cells)  # (stats is not returned: an input returned is copied)
-    return _start(keys, cells, stats.dtype, max_steps, greedy, codes_t=codes_t), codes_t
+    return _start(k_init, cells, stats.dtype, max_steps, greedy, codes_t=codes_t), codes_t
 
 
 def _resume_program(key, idx, state, prepared, cells, Phi, Y, basis, penalty, cap, max_steps,
@@ -982,8 +982,8 @@ def _resume_program(key, idx, state, prepared, cells, Phi, Y, basis, penalty, ca
     ``idx`` (their keys ``jax.random.split(key, num_restarts)[idx]``) plus the greedy lane's slot
     when ``greedy``, in ``state``, stepped by :func:`_advance` for at most ``cap`` iterations and
     none after a lane stopped; returns the new state."""
-    keys = jax.random.split(key, num_restarts)[idx]
-    return _advance(state, keys, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype),
+    k_steps = jax.vmap(jax.random.split)(jax.random.split(key, num_restarts)[idx])[:, 1]
+    return _advance(state, k_steps, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype),
                     max_steps, greedy, basis.endpoints(), prepared=prepared, width=GROUP_WIDTH,
                     cap=cap)
 
