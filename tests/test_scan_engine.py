@@ -508,6 +508,19 @@ def test_split_search_equals_one_search_program(monkeypatch, restarts, greedy, p
     assert np.asarray(got.listed).any()
 
 
+def test_pad_problem_cells_pads_as_pad_cells():
+    """pad_problem_cells (no cell arrays) pads the cells exactly as pad_cells does."""
+    problem = E.make_problem(np.array([[0, 1], [1, 0], [1, 1], [1, 1]]))
+    with jax.enable_x64(True):
+        ref, _, _ = E.pad_cells(problem, jnp.ones((3, 2)), jnp.ones(3), 16)
+        got = E.pad_problem_cells(problem, 16)
+    assert got.num_cells == ref.num_cells == 16 and got.v_max == ref.v_max
+    for a, b in ((got.cell_codes, ref.cell_codes), (got.n_cells, ref.n_cells)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match="num_cells"):
+        E.pad_problem_cells(problem, 2)
+
+
 def test_stacked_cells_program_gives_the_search_statistics():
     """The cells program's stacked variant (a split search's input) returns the array the
     search would stack from the plain variant's features, bit for bit: [Phi | Y | n | 0…]."""

@@ -37,6 +37,7 @@ from ._engine import (
     make_problem,
     outcome_counts,
     pad_cells,
+    pad_problem_cells,
     row_mask,
     scan_arrays,
     score_arrays,
@@ -131,13 +132,12 @@ def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells,
     # the features and counts summed straight into the padded cells (empty ones: zero), not
     # copied onto padded arrays afterwards: at 100k rows in 99k cells (115k padded) that copy
     # and its fresh 40 MB array cost ~9 ms of the program's ~39
-    c = problem.num_cells
-    padded, _, _ = pad_cells(problem, jnp.zeros((c, 1)), jnp.zeros(c), num_cells)
+    padded = pad_problem_cells(problem, num_cells)
     Y = outcome_counts(jnp.asarray(y), problem.row_cell, num_cells)
     # stacked: the search's statistics [Phi | Y | n | 0…], summed as one array
     tail = stack_tail(padded, Y, basis.num_features) if stacked else None
-    Phi = features(jnp.asarray(p), problem.row_cell, c, basis, layout, total=num_cells,
-                   tail=tail)
+    Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis, layout,
+                   total=num_cells, tail=tail)
     return padded, Phi, Y
 
 
@@ -206,7 +206,7 @@ def _search(key, problem, Phi, Y, basis, *, penalty, num_restarts, max_steps, gr
     # the search sees only cell arrays, so its program is shared by all row counts
     cells, max_steps = search_args(problem, max_steps)
     c, k = problem.num_cells, basis.num_features
-    parts = search_parts(c, num_restarts, greedy, max_steps)
+    parts = _split_parts(problem, num_restarts=num_restarts, max_steps=max_steps, greedy=greedy)
     if stats is not None and parts == 1:
         raise ValueError("stats: only for a search split over the cores")
     if not aot_enabled() and parts == 1:  # no executables kept (cache off, OFIJAX_AOT=0)

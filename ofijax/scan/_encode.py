@@ -367,7 +367,7 @@ def build_cells(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray, np
         n_cells = counts[occupied]
         first = np.zeros(occupied.size, dtype=np.int64)
         first[row_cell[::-1]] = np.arange(n - 1, -1, -1)  # any representative row per cell
-    elif space <= 1 << 32:  # a stable radix argsort (two 16-bit passes): 100k rows 9.4 → 2.6 ms
+    elif n and space <= 1 << 32:  # a stable radix argsort (two 16-bit passes): 100k rows 9.4 → 2.6 ms
         order = stable_argsort(key)
         sk = key[order]
         start = np.empty(n, bool)

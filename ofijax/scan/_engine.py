@@ -74,9 +74,10 @@ cells and reads the statistics of those inside (≈ 0.3 ms at C = 1.15·10^5, K 
 one CPU core; ≈ 2 ms if all are inside).
 
 XLA:CPU runs a search program on one core (its loops hold small arrays), so on a multi-core CPU
-``bias_scan`` runs the lanes of such a table as a few concurrent programs on their own threads
-(:func:`split_search`, :func:`search_parts`; ``OFIJAX_SEARCH_THREADS`` caps them): a lane's
-steps depend only on its own key, so the result is the one-program search's bit for bit.
+``bias_scan`` steps the lanes of such a table on a thread per core, the threads taking turns
+with them (:func:`split_search`, :func:`search_parts`; ``OFIJAX_SEARCH_THREADS`` caps them): a
+lane's steps depend only on its own key, so the result is the one-program search's bit for
+bit.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ __all__ = [
     "row_mask",
     "default_max_steps",
     "pad_cells",
+    "pad_problem_cells",
     "stack_width",
     "stack_tail",
     "cell_bucket",
@@ -369,20 +371,17 @@ def stack_width(k: int) -> int:
     return k + 2 + (-(k + 2)) % STACK_ALIGN
 
 
-def stack_tail(problem: Problem, Y, k: int):
+def stack_tail(problem: Problem, Y, k: int, dtype=jnp.float64):
     """The columns the stacked statistics hold after ``k`` features: ``[Y | n_cells | 0…]``
     (``features(..., tail=)`` appends them as it sums, giving :func:`_prepare`'s array)."""
     pad = stack_width(k) - k - 2
-    n = problem.n_cells.astype(jnp.float64)
-    return jnp.concatenate([jnp.asarray(Y, n.dtype)[:, None], n[:, None],
-                            jnp.zeros((n.shape[0], pad), n.dtype)], axis=1)
+    n = problem.n_cells.astype(dtype)
+    return jnp.concatenate([jnp.asarray(Y, dtype)[:, None], n[:, None],
+                            jnp.zeros((n.shape[0], pad), dtype)], axis=1)
 
 
 def _stack(problem: Problem, Phi, Y):
-    pad = stack_width(Phi.shape[1]) - Phi.shape[1] - 2
-    return jnp.concatenate([Phi, jnp.asarray(Y, Phi.dtype)[:, None],
-                            problem.n_cells.astype(Phi.dtype)[:, None],
-                            jnp.zeros((Phi.shape[0], pad), Phi.dtype)], axis=1)
+    return jnp.concatenate([Phi, stack_tail(problem, Y, Phi.shape[1], Phi.dtype)], axis=1)
 
 
 def _per_value(problem: Problem, Phi, Y, inside, col, stats=None):
@@ -628,8 +627,7 @@ def _group_width(problem: Problem, lanes: int) -> int:
     return GROUP_WIDTH if problem.num_cells >= GROUP_MIN_CELLS and lanes > GROUP_WIDTH else lanes
 
 
-def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver=None,
-            whole=None, enabled=None):
+def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_solver=None):
     """All starts in lock-step; each iteration steps every active lane (:func:`_group_width`).
 
     Restart lanes (MDSS): restart 0 from the whole data, others from a random start; each
@@ -642,24 +640,20 @@ def _search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends, one_
     that move re-optimised (its step would return the base), so sweeps after the first take
     M - 1 steps. Every lane stops after ``max_steps`` iterations.
 
-    ``whole`` (R,) bool: the restart lanes that start from the whole data (default: restart 0
-    only); ``enabled`` (lanes,) bool: the lanes that search at all (default: every lane; a
-    disabled lane never steps and keeps score -inf). A lane's steps depend only on its own key
-    and flags, so a search split into parts (:func:`split_search`) gives each lane's result bit
-    for bit.
+    A lane's steps depend only on its own key and state, so a search whose lanes are stepped on
+    several threads (:func:`split_search`) gives each lane's result bit for bit.
     """
     pairs = jax.vmap(jax.random.split)(keys)  # each restart's (start, steps) keys
-    state = _start(pairs[:, 0], problem, Phi.dtype, max_steps, greedy, whole, enabled)
+    state = _start(pairs[:, 0], problem, Phi.dtype, max_steps, greedy)
     out = _advance(state, pairs[:, 1], problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
                    one_solver)
     return out.mask, out.listed, out.score, jnp.all(out.visited, axis=1), out.steps, out.log_q
 
 
-def _start(k_init, problem: Problem, dtype, max_steps, greedy: bool, whole=None, enabled=None,
-           codes_t=None) -> _Lanes:
+def _start(k_init, problem: Problem, dtype, max_steps, greedy: bool, codes_t=None) -> _Lanes:
     """The search's start (:func:`_search`): restart lanes from their start keys ``k_init``
-    (the first of each restart key's split; restart 0, or the
-    ``whole`` ones, from the whole data), then the greedy lane from the whole data."""
+    (the first of each restart key's split; restart 0 from the whole data), then the greedy
+    lane from the whole data."""
     r = k_init.shape[0]
     m = problem.cell_codes.shape[1]
     v_max = problem.v_max
@@ -667,7 +661,7 @@ def _start(k_init, problem: Problem, dtype, max_steps, greedy: bool, whole=None,
     u = jax.vmap(lambda k: jax.random.uniform(k, (m + 1 + m * v_max,), dtype=dtype))(k_init)
     mask_r, listed_r = _random_start(u[:, :m], u[:, m], u[:, m + 1:].reshape(r, m, v_max),
                                      problem, valid, codes_t)
-    first = (jnp.arange(r) == 0)[:, None] if whole is None else jnp.asarray(whole)[:, None]
+    first = (jnp.arange(r) == 0)[:, None]
     mask = jnp.where(first[:, :, None], valid[None], mask_r)
     listed = jnp.where(first, False, listed_r)
     lanes = r + 1 if greedy else r
@@ -680,25 +674,21 @@ def _start(k_init, problem: Problem, dtype, max_steps, greedy: bool, whole=None,
     # steps (max_steps = 0) keeps -inf, and the best lane is then restart 0 (the whole data).
     neg_inf = jnp.asarray(-jnp.inf, dtype)
     zero = jnp.asarray(0.0, dtype)
-    active = jnp.full(lanes, max_steps > 0)
-    if enabled is not None:
-        active = active & jnp.asarray(enabled)
-    state = _Lanes(
+    return _Lanes(
         mask, listed, jnp.full(lanes, neg_inf), jnp.zeros(lanes, dtype), jnp.zeros((lanes, m), bool),
-        jnp.zeros(lanes, jnp.int32), active, valid, jnp.zeros(m, bool),
+        jnp.zeros(lanes, jnp.int32), jnp.full(lanes, max_steps > 0), valid, jnp.zeros(m, bool),
         neg_inf, zero, jnp.int32(0), jnp.int32(0), jnp.int32(-1),
     )
-    return state
 
 
 def _advance(state: _Lanes, k_steps, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
              one_solver=None, prepared: _Prepared | None = None, width: int | None = None,
              cap=None) -> _Lanes:
-    """Step the lanes of ``state`` (:func:`_start`; ``k_steps`` the restart lanes' step keys, the second of each key's split) until none
-    is active (:func:`_search`'s loop), or, with ``cap``, until ``cap`` iterations have run or a
-    lane has stopped (:func:`split_search` resumes it). ``prepared``: :func:`_prepare` of the
-    problem when the caller holds it; ``width``: lanes per batched step (default
-    :func:`_group_width`)."""
+    """Step the lanes of ``state`` (:func:`_start`; ``k_steps`` the restart lanes' step keys,
+    the second of each key's split) until none is active (:func:`_search`'s loop), or, with
+    ``cap``, until ``cap`` iterations have run or a lane has stopped (:func:`split_search`
+    resumes it). ``prepared``: :func:`_prepare` of the problem when the caller holds it;
+    ``width``: lanes per batched step (default :func:`_group_width`)."""
     r = k_steps.shape[0]
     m = problem.cell_codes.shape[1]
     v_max = problem.v_max
@@ -1061,9 +1051,9 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
         start, codes_t = START(key, cells, stats, max_steps, num_restarts, bool(greedy))
         prepared = _Prepared(stats, codes_t)
         state = [np.array(x) for x in start]  # every lane's state, updated after each turn
-    # the turns read the cells through `prepared` only: zero-row stand-ins give the feature
-    # count and dtype (one program for every table of the bucket)
-    Phi, Y = np.zeros((0, basis.num_features)), np.zeros(0)
+    # the turns read the cells through `prepared` only: zero-row stand-ins for Phi and Y give
+    # the feature count and dtype (one program for every table of the bucket)
+    no_phi, no_y = np.zeros((0, basis.num_features)), np.zeros(0)
     lane_fields = range(7)  # _Lanes fields with a lane axis; the rest are the greedy lane's
     order = ([lanes - 1] if greedy else []) + list(range(num_restarts))
     held = np.zeros(lanes, bool)
@@ -1102,7 +1092,7 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
                     on[-1] |= greedy and lanes - 1 in mine
                     inp[6] = inp[6] & on
                 try:
-                    out = RESUME(key, idx, _Lanes(*inp), prepared, cells, Phi, Y, basis,
+                    out = RESUME(key, idx, _Lanes(*inp), prepared, cells, no_phi, no_y, basis,
                                  float(penalty), cap, max_steps, num_restarts, bool(greedy))
                     out = [np.asarray(x) for x in out]
                 except BaseException:
@@ -1176,6 +1166,14 @@ def pad_cells(problem: Problem, Phi, Y, num_cells: int):
         v_max=problem.v_max,
     )
     return padded, Phi, Y
+
+
+def pad_problem_cells(problem: Problem, num_cells: int) -> Problem:
+    """``problem`` with empty cells appended up to ``num_cells``, as :func:`pad_cells` appends
+    them, for a caller without the cell arrays (through the same program)."""
+    c = problem.num_cells
+    return pad_cells(problem, jnp.zeros((c, 1), jnp.float64), jnp.zeros(c, jnp.float64),
+                     num_cells)[0]
 
 
 @partial(jax.jit, static_argnums=(4, 5))  # one program, not 8 eager ops compiled one by one

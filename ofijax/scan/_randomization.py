@@ -51,7 +51,7 @@ from ._engine import (
     cell_bucket,
     cell_mask,
     outcome_counts,
-    pad_cells,
+    pad_problem_cells,
     scan_arrays,
     search_args,
 )
@@ -158,7 +158,7 @@ class Padded(NamedTuple):
     """Rows and cells padded to bucketed sizes, so data sets of similar size share compilations.
 
     Padding rows have ``valid`` False, y = p = 0 and ``row_cell = problem.num_cells`` (out of
-    range, so features and counts drop them); padding cells are empty (:func:`pad_cells`).
+    range, so features and counts drop them); padding cells are empty (:func:`~._engine.pad_cells`).
     """
 
     problem: Problem  # cells padded; problem.row_cell = the real rows' cells
@@ -172,9 +172,7 @@ class Padded(NamedTuple):
 def pad_problem(problem: Problem, y, p) -> Padded:
     """Pad ``problem``'s cells and the rows ``y``, ``p`` to :func:`cell_bucket` sizes."""
     n = int(np.shape(y)[0])
-    c = problem.num_cells
-    zeros = jnp.zeros((c, 1), jnp.float64)
-    padded, _, _ = pad_cells(problem, zeros, jnp.zeros(c, jnp.float64), cell_bucket(c))
+    padded = pad_problem_cells(problem, cell_bucket(problem.num_cells))
     yp, pp, rc, valid = _pad_rows(jnp.asarray(y, jnp.float64), jnp.asarray(p, jnp.float64),
                                   problem.row_cell, cell_bucket(n) - n, padded.num_cells)
     # The padded problem carries the padded row_cell too: an unpadded one would make every jitted

@@ -28,14 +28,15 @@ Clenshaw recurrence, ~2× a plain series; for the maximiser on the derivative's 
 ``c' = c·D``, computed once per solve), so a solve costs ≈ 2·(5 + 4) = 18 series evaluations
 instead of the 40 of the former pure bisection, which is kept behind :data:`NEWTON` = False (40
 halvings, bracket ~1.3e-11 in t). For the Chebyshev basis (:data:`GRID`) the halvings' bracket
-comes instead from the series at the 31 interior points of a uniform grid on [a, b], one matrix
-product with a fixed table of T_k there (:func:`_grid_bracket`): the same bracket width, and only
-the Newton steps stay in the loop (4-5 evaluations instead of 9-10; three solves on 2 × 100
-rows 0.72 → 0.68 ms, on 2 × 10 rows 0.23 → 0.15 ms; the 12 check scans of ``bench_scan``'s
-generator returned the same results bit for bit). Halvings and Newton steps share the loop body, so the program is
-no larger than the bisection's, and both kinds of solve are one function (:func:`solve`, the
-kind a traced flag), so the attribute step compiles a single solver for its three solves. Both reach far inside the 1e-6 asked for (measured against 60
-halvings: t within 1e-13, crossings within 5e-12); the score at the maximum is off by
+can come instead from the series at the 31 interior points of a uniform grid on [a, b], one
+matrix product with a fixed table of T_k there (:func:`_grid_bracket`): the same bracket width,
+and only the Newton steps stay in the loop (4-5 evaluations instead of 9-10; three solves on 2 ×
+100 rows 0.72 → 0.68 ms, on 2 × 10 rows 0.23 → 0.15 ms; the 12 check scans of
+``bench_scan``'s generator returned the same results bit for bit). Halvings and Newton steps
+share the loop body, so the program is no larger than the bisection's, and both kinds of solve
+are one function (:func:`solve`, the kind a traced flag), so the attribute step compiles a
+single solver for its three solves. Both reach far inside the 1e-6 asked for (measured against
+60 halvings: t within 1e-13, crossings within 5e-12); the score at the maximum is off by
 O(n·1e-22) since G is flat there. The exact basis with a single p uses the closed form
 ``e^t = Y(1-p) / (p(n-Y))`` for the maximiser. For the Chebyshev basis, reduced-rank features are
 expanded to the K coefficients once per solve and each point evaluates the series by Clenshaw's
@@ -343,26 +344,30 @@ def solve(basis: Basis, phi_s: jax.Array, y_s: jax.Array, maximise, t_hat=None, 
         raise NotImplementedError(basis.kind)
     s_gap = jnp.sqrt(jnp.maximum(g_hat - c, 0.0))
 
+    def root_fn(y, gh, sg, t, v):
+        # the function whose root is sought, at t where the series is v: maximiser: the slope
+        # s = Y - F'; crossing: w = sqrt(G(t̂) - G) - sqrt(G(t̂) - c); and u = sqrt(G(t̂) - G)
+        u = jnp.sqrt(jnp.maximum(gh - (y * t - v), 0.0))
+        return jnp.where(maximise, y - v, u - sg), u
+
     def f_df(t):
-        # maximiser: the slope s = Y - F', s' = -F''; crossing: w = sqrt(G(t̂) - G) - sqrt(G(t̂) - c),
-        # w' = -G' / (2 sqrt(G(t̂) - G))
+        # s' = -F''; w' = -G' / (2 sqrt(G(t̂) - G))
         v, dv = pair(t)
-        u = jnp.sqrt(jnp.maximum(g_hat - (y_s * t - v), 0.0))
+        f, u = root_fn(y_s, g_hat, s_gap, t, v)
         w_df = jnp.where(u > 0, -(y_s - dv) / (2.0 * jnp.where(u > 0, u, 1.0)), 0.0)
-        return jnp.where(maximise, y_s - v, u - s_gap), jnp.where(maximise, -dv, w_df)
+        return f, jnp.where(maximise, -dv, w_df)
 
     # the root lies right of t iff s(t) > 0 (maximiser); on the left side iff G(t) <= c (w >= 0),
     # on the right side iff G(t) > c (w < 0)
-    def right_of(t, f):
-        return jnp.where(maximise, f > 0, (f < 0) ^ left)
+    def right_of(t, f, lf=left):
+        return jnp.where(maximise, f > 0, (f < 0) ^ lf)
 
     n_newton = jnp.where(maximise, N_NEWTON, N_NEWTON_CROSS)
     n_bisect = N_BISECT
     if basis.kind == "chebyshev" and (GRID if grid is None else grid):  # one product
         def right_at(t, v):  # right_of at the points t (..., P), the series' values v there
             y, gh, sg, lf = (x[..., None] for x in (y_s, g_hat, s_gap, left))
-            u = jnp.sqrt(jnp.maximum(gh - (y * t - v), 0.0))
-            return jnp.where(maximise, y - v > 0, (u - sg < 0) ^ lf)
+            return right_of(t, root_fn(y, gh, sg, t, v)[0], lf)
 
         lo, hi = _grid_bracket(basis, coef, scale, right_at, lo, hi)
         n_bisect = 0
