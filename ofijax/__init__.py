@@ -46,8 +46,10 @@ from ofijax.metrics import disparate_impact as disparate_impact
 from ofijax.metrics import expected_benefit as expected_benefit
 from ofijax.metrics import false_negative_rate as false_negative_rate
 from ofijax.metrics import false_positive_rate as false_positive_rate
+from ofijax.metrics import four_fifths_pair as four_fifths_pair
 from ofijax.metrics import four_fifths_rule as four_fifths_rule
 from ofijax.metrics import group_size as group_size
+from ofijax.metrics import impact_ratio as impact_ratio
 from ofijax.metrics import marginal_benefit as marginal_benefit
 from ofijax.metrics import ofi as ofi
 from ofijax.metrics import ofi_flag as ofi_flag
@@ -87,7 +89,9 @@ __all__ = [
     "ofi",
     "disparate_impact",
     "treatment_equality",
+    "impact_ratio",
     "four_fifths_rule",
+    "four_fifths_pair",
     "ofi_flag",
     "pairwise",
     # rates

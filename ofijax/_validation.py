@@ -30,6 +30,8 @@ __all__ = [
     "align_pandas",
     "as_pandas",
     "convert_inputs",
+    "columns_from_data",
+    "check_unique_columns",
     "as_key",
 ]
 
@@ -91,13 +93,72 @@ def check_finite(x: np.ndarray, name: str) -> None:
         )
 
 
+_LABEL_TEXT = {"0": 0, "1": 1}
+
+
+def _text_labels(arr: np.ndarray, name: str) -> np.ndarray | None:
+    """Labels given as text (a ``<U``/``S`` array, or an object array holding strings): the strings
+    ``"0"`` and ``"1"`` map to 0 and 1 (the same rule for every container); any other string is
+    refused. ``None`` when ``arr`` holds no strings."""
+    if arr.dtype.kind == "S":
+        arr = arr.astype("U")
+    if arr.dtype.kind == "U":
+        flat = arr.reshape(-1)
+    elif arr.dtype == object and any(isinstance(x, (str, bytes)) for x in arr.reshape(-1)):
+        flat = arr.reshape(-1)
+    else:
+        return None
+    out = np.empty(flat.shape, np.int8)
+    bad = []
+    for i, x in enumerate(flat):
+        if isinstance(x, bytes):
+            x = x.decode(errors="replace")
+        if isinstance(x, str):
+            val = _LABEL_TEXT.get(x)
+        elif isinstance(x, (bool, np.bool_, int, np.integer, float, np.floating)) and x in (0, 1):
+            val = int(x)
+        else:
+            val = None
+        if val is None:
+            bad.append(x)
+            if len(bad) > 10:
+                break
+            continue
+        out[i] = val
+    if bad:
+        seen = sorted({repr(b) for b in bad})
+        raise ValueError(
+            f"{name}: must be binary 0/1 (1 = the beneficial outcome); saw values [{', '.join(seen)}]. "
+            "Text labels are accepted only as '0' and '1'; map other labels to 0/1 first."
+        )
+    return out.reshape(arr.shape)
+
+
 def check_binary(x: Any, name: str) -> np.ndarray:
     """Return ``x`` as an int8 array of 0/1, or raise naming the non-binary values seen.
 
-    Accepts bool, integer or float arrays whose values are exactly 0 and 1. Other labels (for
-    example ``"yes"``/``"no"`` or ``1``/``2``) are rejected: map them to 0/1 first, with 1 the
-    beneficial outcome.
+    Accepts bool, integer or float arrays whose values are exactly 0 and 1, and text labels that
+    are exactly ``"0"`` and ``"1"`` (one rule for NumPy ``<U1``/bytes arrays, object arrays,
+    lists and pandas columns). Other labels (for example ``"yes"``/``"no"``, ``"1.0"`` or
+    ``1``/``2``) are rejected: map them to 0/1 first, with 1 the beneficial outcome.
+
+    >>> import numpy as np
+    >>> from ofijax._validation import check_binary
+    >>> check_binary(np.array(["0", "1", "1"]), "y_true").tolist()
+    [0, 1, 1]
+    >>> check_binary(np.array(["0", "1"], dtype=object), "y_true").tolist()
+    [0, 1]
     """
+    raw = as_pandas(x, name)
+    if hasattr(raw, "to_numpy"):
+        raw = raw.to_numpy()
+    try:
+        raw = np.asarray(raw)
+    except Exception as exc:  # pragma: no cover - exotic containers
+        raise ValueError(f"{name}: cannot be converted to an array ({exc}).") from exc
+    text = _text_labels(raw, name)
+    if text is not None:
+        return text
     arr = as_numpy(x, name)
     if arr.dtype == bool:
         return arr.astype(np.int8)
@@ -293,6 +354,70 @@ def as_pandas(x: Any, name: str) -> Any:
             "array, or a pandas, polars or pyarrow Series/DataFrame."
         )
     return x
+
+
+def check_unique_columns(x: Any, name: str) -> None:
+    """Raise ``ValueError`` naming ``name`` when a DataFrame ``x`` has duplicate column names (each
+    would select several columns, so a group column would silently be two)."""
+    cols = getattr(x, "columns", None)
+    if cols is None or not hasattr(x, "iloc"):
+        return
+    seen: set = set()
+    dup = [c for c in cols if c in seen or seen.add(c)]
+    if dup:
+        raise ValueError(
+            f"{name}: the DataFrame has duplicate column names ({', '.join(repr(c) for c in dict.fromkeys(dup))}); "
+            "give every column a distinct name (e.g. df.columns = [...]) or drop the duplicates."
+        )
+
+
+def columns_from_data(data: Any, *, lists: tuple = (), **named: Any) -> dict[str, Any]:
+    """Resolve arguments given as column names of ``data`` (seaborn/fairlearn style).
+
+    A ``str`` argument names a column of ``data``; for the arguments listed in ``lists`` a list or
+    tuple of strings names several columns (a DataFrame of them). Every other argument is
+    returned unchanged. Without ``data`` a string argument is refused: a column name is not a
+    column (``audit(0, df.label, df.pred, sensitive_features="sex")`` must say so, not fail in
+    pandas).
+
+    >>> import pandas as pd
+    >>> from ofijax._validation import columns_from_data
+    >>> df = pd.DataFrame({"y": [1, 0], "g": ["a", "b"]})
+    >>> out = columns_from_data(df, y_true="y", sensitive_features=["g"], lists=("sensitive_features",))
+    >>> out["y_true"].tolist(), list(out["sensitive_features"].columns)
+    ([1, 0], ['g'])
+    """
+    df = None
+    if data is not None:
+        df = as_pandas(data, "data")
+        if not (hasattr(df, "columns") and hasattr(df, "iloc")):
+            raise TypeError(
+                f"data: must be a DataFrame (pandas, polars or a pyarrow Table) whose columns the other "
+                f"arguments name; got {type(data).__name__}."
+            )
+        check_unique_columns(df, "data")
+    out: dict[str, Any] = {}
+    for name, x in named.items():
+        several = (name in lists and isinstance(x, (list, tuple)) and len(x) > 0
+                   and all(isinstance(c, str) for c in x))
+        if not isinstance(x, str) and not (several and df is not None):
+            out[name] = x
+            continue
+        if df is None:
+            raise ValueError(
+                f"{name}: got the column name {x!r} but no data; pass the DataFrame too, e.g. "
+                f"audit(key, 'label', 'pred', sensitive_features={x!r}, data=df), or pass the column "
+                f"itself, {name}=df[{x!r}]."
+            )
+        cols = [x] if isinstance(x, str) else list(x)
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            shown = ", ".join(repr(c) for c in list(df.columns)[:20])
+            raise ValueError(f"{name}: data has no column {missing[0]!r}; its columns are {shown}.")
+        if len(set(cols)) != len(cols):
+            raise ValueError(f"{name}: names a column twice ({cols!r}); name each column once.")
+        out[name] = df[x] if isinstance(x, str) else df[cols]
+    return out
 
 
 def _pandas_like(x: Any) -> bool:

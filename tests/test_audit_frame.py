@@ -125,7 +125,7 @@ def test_systemic_disparity_and_no_evidence():
     pairs = af.pairs.set_index(["group_i", "group_j"])
     hl = pairs.loc[("hi", "lo")]
     assert hl["ofi"] == 0 and hl["p_value"] == 1.0
-    assert hl["di"] == pytest.approx(2.5) and hl["verdict"] == "systemic disparity"
+    assert hl["di"] == pytest.approx(2.5) and hl["verdict"] == "selection-rate disparity"
     assert hl["favoured"] == "hi" and hl["disadvantaged"] == "lo" and hl["four_fifths"] == "fails: j selected less"
     same = pairs.loc[("lo", "lo2")]
     assert same["verdict"] == "no evidence" and pd.isna(same["disadvantaged"])
@@ -309,8 +309,8 @@ def test_verdict_text_systemic_disparity_and_no_evidence():
     y, yh, g = rows_from_cms([(20, 0, 0, 80), (50, 0, 0, 50), (21, 0, 0, 79)], ["lo", "hi", "lo2"])
     af = audit(0, y, yh, sensitive_features=g, num_samples=0)
     sd = _pair(af, "hi", "lo")
-    assert sd["verdict"] == "systemic disparity"
-    assert "systemic disparity against lo" in sd["reading"] and "lo is selected at 0.40× the rate of hi" in sd["reading"]
+    assert sd["verdict"] == "selection-rate disparity"
+    assert "selection-rate disparity against lo" in sd["reading"] and "lo is selected at 0.40× the rate of hi" in sd["reading"]
     assert "is not significant" in sd["reading"] and "base rates" in sd["reading"]
     ne = _pair(af, "lo", "lo2")
     assert ne["verdict"] == "no evidence" and "no evidence of bias" in ne["reading"]
@@ -361,7 +361,7 @@ def test_findings_sorted_by_severity_and_counted():
     assert first.startswith("Findings: ") and f"{counts['algorithmic bias']} algorithmic bias" in first
     assert f"{counts['too small to judge']} too small to judge" in first
     body = text.split("Findings, most severe first:")[1]
-    positions = [body.find(v_) for v_ in ("Algorithmic bias", "systemic disparity", "too small to judge")]
+    positions = [body.find(v_) for v_ in ("Algorithmic bias", "selection-rate disparity", "too small to judge")]
     assert all(p >= 0 for p in positions) and positions == sorted(positions)
     md = ofijax_render(af)
     assert "## How to read this report" in md and "selection rate b" in md and "E[b]" in md

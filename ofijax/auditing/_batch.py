@@ -11,7 +11,8 @@ Each candidate's verdicts follow :func:`ofijax.audit`'s rules exactly:
 
 * adjusted p (Holm over the candidate's k(k−1)/2 pairs, as ``audit``) < ``alpha`` →
   **algorithmic bias**;
-* otherwise DI outside [4/5, 5/4] → **systemic disparity**;
+* otherwise the impact ratio (lower selection rate over the higher) below 4/5 →
+  **selection-rate disparity** ("systemic disparity" before #37);
 * otherwise → **no evidence**.
 
 **Picking the best of many candidates is itself a selection.** Each candidate's own verdicts are
@@ -45,6 +46,7 @@ from ofijax import _validation as v
 from ofijax import distributions as _dist
 from ofijax import metrics as mt
 from ofijax.auditing import _significance as sig
+from ofijax.auditing._verdicts import VERDICTS
 from ofijax.auditing._verdicts import min_group_size as _min_group_size
 from ofijax.cm import FN, FP, TN, TP, group_confusion_matrices, threshold_sweep
 
@@ -68,7 +70,7 @@ UTILITIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
 #: Fairness axes of the frontier: column of :attr:`BatchAudit.candidates` and whether lower is better.
 FAIRNESS_COSTS = {"max_abs_ofi": True, "di_ratio": False}
 
-_VERDICTS = ("algorithmic bias", "systemic disparity", "no evidence", "too small to judge")
+_VERDICTS = (VERDICTS[0], VERDICTS[1], VERDICTS[3], VERDICTS[2])  # codes 0..3 below
 _CORRECTIONS = ("holm", "bonferroni", "none")
 _MAX_CANDIDATES = 1_000_000
 
@@ -110,9 +112,12 @@ class BatchAudit(NamedTuple):
             true/false positive rates, marginal_benefit B.
         pairs: one row per (candidate, unordered pair i < j): OFI, p_value (two-sided; 0.0 only
             below 1e-308, where ``log10_p_value`` keeps its digits; ``approximate`` is True where
-            it came from the saddlepoint path),
+            it came from the saddlepoint path or is a Monte Carlo estimate; ``p_method`` names
+            the method: ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``; ``"exact"`` also
+            where M = 0 gives p = 1 exactly),
             p_adjusted (within the candidate, ``correction``), p_across (over all candidates ×
-            pairs, ``across``), di, four_fifths, verdict (``audit``'s rules, within-candidate
+            pairs, ``across``), di (directional r_i / r_j), impact_ratio (min/max, symmetric),
+            four_fifths (read from the impact ratio), verdict (``audit``'s rules, within-candidate
             p-values), significant_across, disadvantaged group, selection rates and accuracies.
         candidates: one row per candidate: utility, accuracy, selection_rate, max_abs_ofi,
             worst_pair, worst_ofi, di_ratio (min/max selection rate over groups), di_min,
@@ -206,10 +211,12 @@ def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 
 
-def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _batch_pvalues(cms: np.ndarray, null: str, method: str, key: Any = None,
+                   num_samples: int = 10_000) -> tuple[np.ndarray, ...]:
     """``(C, P)`` two-sided p-values of every candidate's pairs i < j (upper-triangle order), their
-    natural logs (digits kept below 1e-308, where the p-value itself underflows to 0) and
-    ``(C, P)`` booleans: True where the engine took its saddlepoint path (approximate).
+    natural logs (digits kept below 1e-308, where the p-value itself underflows to 0),
+    ``(C, P)`` booleans: True where the engine took its saddlepoint path or the p-value is a
+    Monte Carlo estimate (approximate), and the ``(C, P)`` method names.
 
     One call of the vectorized engine :func:`ofijax.distributions.ofi_pvalue_cms` on the
     distinct tests: a test depends only on (n_i, n_j, the pair's pooled counts, M = |D_i n_j −
@@ -227,21 +234,45 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str) -> tuple[np.ndarray,
     if null == "pooled":
         pooled = c[:, iu, :] + c[:, ju, :]
         cols += [pooled[..., q] for q in range(4)]
-    key = np.stack([x.reshape(-1) for x in cols], -1)
-    p = np.ones(key.shape[0])
-    log_p = np.zeros(key.shape[0])
-    approx = np.zeros(key.shape[0], dtype=bool)
-    todo = np.flatnonzero(key[:, 2] > 0)
+    tests = np.stack([x.reshape(-1) for x in cols], -1)
+    p = np.ones(tests.shape[0])
+    log_p = np.zeros(tests.shape[0])
+    approx = np.zeros(tests.shape[0], dtype=bool)
+    how = np.full(tests.shape[0], "exact", dtype=object)  # M = 0: p = 1 exactly
+    todo = np.flatnonzero(tests[:, 2] > 0)
     if todo.size:
-        _, first, inv = np.unique(key[todo], axis=0, return_index=True, return_inverse=True)
+        _, first, inv = np.unique(tests[todo], axis=0, return_index=True, return_inverse=True)
         rep = todo[first]  # one representative (candidate, pair) per distinct test
         cand, pair = np.divmod(rep, iu.size)
-        r = _dist.ofi_pvalue_cms(c[cand, iu[pair]], c[cand, ju[pair]], null=null, method=method)
         inv = inv.reshape(-1)
-        p[todo] = np.clip(np.asarray(r.p_value, np.float64)[inv], 0.0, 1.0)
-        log_p[todo] = np.minimum(np.asarray(r.log_p_value, np.float64)[inv], 0.0)
-        approx[todo] = np.asarray(r.approximate, bool)[inv]
-    return p.reshape(m.shape), log_p.reshape(m.shape), approx.reshape(m.shape)
+        ci, cj = c[cand, iu[pair]], c[cand, ju[pair]]
+        if method == "monte_carlo":
+            # one key per distinct test, folded from the test's own numbers: the estimate of a pair
+            # does not depend on its position in the batch (nor on group or candidate order)
+            pv = np.empty(rep.size)
+            for t in range(rep.size):
+                kt = jax.random.fold_in(key, _test_seed(tests[rep[t]]))
+                pv[t] = sig._monte_carlo_pvalues(kt, ci[t:t + 1], cj[t:t + 1], null, num_samples)[0]
+            p[todo] = pv[inv]
+            log_p[todo] = np.log(pv[inv])
+            approx[todo] = True
+            how[todo] = "monte_carlo"
+        else:
+            r = _dist.ofi_pvalue_cms(ci, cj, null=null, method=method)
+            p[todo] = np.clip(np.asarray(r.p_value, np.float64)[inv], 0.0, 1.0)
+            log_p[todo] = np.minimum(np.asarray(r.log_p_value, np.float64)[inv], 0.0)
+            approx[todo] = np.asarray(r.approximate, bool)[inv]
+            how[todo] = np.asarray(r.method, dtype=object).reshape(-1)[inv]
+    shape = m.shape
+    return p.reshape(shape), log_p.reshape(shape), approx.reshape(shape), how.reshape(shape)
+
+
+def _test_seed(row: np.ndarray) -> int:
+    """A 31-bit seed from a test's integers (sizes, M, pooled counts), the same on every run."""
+    h = 0
+    for x in row.tolist():
+        h = (h * 1_000_003 + int(x)) % 2_147_483_647
+    return h
 
 
 # ------------------------------------------------------------------------------------------------
@@ -299,8 +330,12 @@ def _check_aligned(name_a: str, a: Any, name_b: str, b: Any) -> None:
 
 @functools.partial(jax.jit, static_argnames=("di_variant",))
 def _pair_tables(cms, *, di_variant):
+    """OFI, DI, impact ratio and four-fifths tables; called under ``jax.enable_x64(True)`` so that
+    they are float64 (the numbers of :func:`ofijax.audit`), whatever the global x64 flag."""
     di = mt.pairwise(functools.partial(mt.disparate_impact, variant=di_variant), cms)
-    return mt.pairwise(mt.ofi, cms), di, mt.four_fifths_rule(di)
+    ir = mt.pairwise(functools.partial(mt.impact_ratio, variant=di_variant), cms)
+    ff = mt.pairwise(functools.partial(mt.four_fifths_pair, variant=di_variant), cms)
+    return mt.pairwise(mt.ofi, cms), di, ir, ff
 
 
 def _label(group: Any) -> str:
@@ -314,6 +349,7 @@ def audit_batch(
     y_pred: Any = None,
     *,
     sensitive_features: Any,
+    data: Any = None,
     scores: Any = None,
     thresholds: Any = None,
     candidates: Any = None,
@@ -322,6 +358,8 @@ def audit_batch(
     alpha: float = 0.05,
     null: str = "pooled",
     method: str = "auto",
+    key: Any = None,
+    num_samples: int = 10_000,
     correction: str = "holm",
     across: str = "holm",
     di_variant: str = "paper",
@@ -345,11 +383,16 @@ def audit_batch(
     neither removes the optimism of the chosen candidate's own numbers. Confirm on held-out data.
 
     Args:
-        y_true: ``(n,)`` labels in {0, 1}; 1 = the beneficial outcome (see ``beneficial_label``).
+        y_true: ``(n,)`` labels in {0, 1} (or the text labels ``"0"``/``"1"``); 1 = the beneficial
+            outcome (see ``beneficial_label``). A column name when ``data`` is given.
         y_pred: candidates' predictions in {0, 1}: an array ``(C, n)`` (or ``(..., n)``; leading
-            axes are flattened), a DataFrame with one column per candidate, or a dict name → ``(n,)``.
+            axes are flattened), a DataFrame with one column per candidate, or a dict name → ``(n,)``;
+            with ``data``, a list of column names (one candidate each).
             Leave ``None`` when auditing a threshold grid.
-        sensitive_features: ``(n,)`` group labels, or several columns whose intersections are groups.
+        sensitive_features: ``(n,)`` group labels, or several columns whose intersections are groups;
+            with ``data``, a column name or a list of them.
+        data: optional DataFrame whose columns ``y_true``, ``y_pred``, ``sensitive_features``,
+            ``scores`` and ``sample_weight`` may name, as in :func:`ofijax.audit`.
         scores: ``(n,)`` scores for a threshold grid: candidate t predicts 1 where score ≥ t
             (higher = more likely the beneficial prediction, in ``beneficial_label``'s coding).
         thresholds: ``(T,)`` thresholds for ``scores``.
@@ -365,7 +408,13 @@ def audit_batch(
         method: p-values from :func:`ofijax.distributions.ofi_pvalue_cms`: ``"auto"`` (default:
             exact in log space — the numbers of :func:`ofijax.audit` — unless the batch's exact
             work is very large, then the saddlepoint for pairs of groups of ≥ 2,000 rows, relative
-            error ≤ 1e-3, flagged in ``pairs["approximate"]``), ``"exact"`` or ``"saddlepoint"``.
+            error ≤ 1e-3, flagged in ``pairs["approximate"]``), ``"exact"``, ``"saddlepoint"`` or
+            ``"monte_carlo"`` (``num_samples`` draws per distinct test with ``key``, which it
+            requires; each test's key is folded from its own counts, so an estimate does not
+            depend on the order of candidates or groups). ``pairs["p_method"]`` names the method
+            of each p-value.
+        key: PRNG key or int seed, used (and required) only by ``method="monte_carlo"``.
+        num_samples: Monte Carlo draws per test (an integer ≥ 1).
         correction: within-candidate correction over its pairs: ``"holm"`` (default, as ``audit``),
             ``"bonferroni"`` or ``"none"``.
         across: correction over all candidates × pairs: ``"holm"`` (family-wise, default),
@@ -393,20 +442,27 @@ def audit_batch(
         >>> ba = audit_batch(y, np.array([[1, 0, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1]]), sensitive_features=g,
         ...                  min_group_size=1)
         >>> ba.pairs[["candidate", "group_i", "group_j", "ofi", "p_value", "verdict"]].round(3)
-           candidate group_i group_j    ofi  p_value             verdict
-        0          0       a       b  0.000    1.000  systemic disparity
-        1          1       a       b -0.333    0.688         no evidence
+           candidate group_i group_j    ofi  p_value                   verdict
+        0          0       a       b  0.000    1.000  selection-rate disparity
+        1          1       a       b -0.333    0.688               no evidence
         >>> ba.candidates[["accuracy", "max_abs_ofi", "n_significant"]].round(3)
                    accuracy  max_abs_ofi  n_significant
         candidate
         0               1.0        0.000              0
         1               0.5        0.333              0
     """
+    y_true, y_pred, sensitive_features, scores, sample_weight = v.columns_from_data(
+        data, lists=("sensitive_features", "y_pred"), y_true=y_true, y_pred=y_pred,
+        sensitive_features=sensitive_features, scores=scores, sample_weight=sample_weight).values()
     y_true, y_pred, sensitive_features, scores, sample_weight = v.convert_inputs(
         y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, scores=scores,
         sample_weight=sample_weight).values()
     v.check_choice(null, "null", sig.NULLS)
-    v.check_choice(method, "method", ("auto", "exact", "saddlepoint"))
+    v.check_choice(method, "method", sig.METHODS)
+    mc_key, mc_num = None, 0
+    if method == "monte_carlo":
+        mc_key = v.as_key(sig._require_key(key))
+        mc_num = sig._num_draws(num_samples)
     v.check_choice(correction, "correction", _CORRECTIONS)
     v.check_choice(across, "across", ACROSS)
     v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
@@ -499,12 +555,13 @@ def audit_batch(
     padded = np.concatenate([cms, np.ones((n_pad - n_c, k, 4), np.int64)]) if n_pad > n_c else cms
     if padded.max() >= 2**31 - 1:  # never let JAX's 32-bit default wrap a count: rates in float
         padded = padded.astype(np.float64)
-    ofi_m, di_m, ff_m = (
-        np.asarray(x, np.float64)[:n_c] for x in _pair_tables(jnp.asarray(padded), di_variant=di_variant)
-    )
+    with jax.enable_x64(True):  # float64 tables (audit's numbers) and int64 counts, whatever x64 says
+        ofi_m, di_m, ir_m, ff_m = (
+            np.asarray(x, np.float64)[:n_c] for x in _pair_tables(jnp.asarray(padded), di_variant=di_variant)
+        )
     iu, ju = np.triu_indices(k, 1)
     n_p = iu.size
-    p_raw, log_p, approx = _batch_pvalues(cms, null, method)  # (C, P)
+    p_raw, log_p, approx, p_how = _batch_pvalues(cms, null, method, mc_key, mc_num)  # (C, P)
     if correction == "holm":
         p_adj = holm_batch(p_raw)
     elif correction == "bonferroni":
@@ -542,17 +599,18 @@ def audit_batch(
     # ---- per-pair table and verdicts (audit's rules, vectorized)
     o = ofi_m[:, iu, ju]
     di = di_m[:, iu, ju]
+    ir = ir_m[:, iu, ju]
     ff = ff_m[:, iu, ju]
     # audit's minimum-evidence rule: a pair with a group below min_n gets no verdict
     small = (n[:, iu] < min_n) | (n[:, ju] < min_n)
     significant = (p_adj < a) & ~small
-    systemic = ~significant & ~small & ~np.isnan(di) & (np.nan_to_num(ff) != 0)
+    systemic = ~significant & ~small & ~np.isnan(ff) & (np.nan_to_num(ff) != 0)
     verdict_code = np.where(small, 3, np.where(significant, 0, np.where(systemic, 1, 2)))
     verdict = np.asarray(_VERDICTS, dtype=object)[verdict_code]
     li, lj = np.asarray(glabels, dtype=object)[iu], np.asarray(glabels, dtype=object)[ju]
     dis = np.full(o.shape, None, dtype=object)
     dis = np.where(significant, np.where(o > 0, lj[None, :], li[None, :]), dis)
-    dis = np.where(systemic, np.where(di > 1, lj[None, :], li[None, :]), dis)
+    dis = np.where(systemic, np.where(ff > 0, lj[None, :], li[None, :]), dis)
     four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "fails: j selected less", np.where(ff < 0, "fails: i selected less", "passes")))
     pair_cand = np.repeat(np.arange(n_c), n_p)
     pairs = pd.DataFrame({
@@ -564,8 +622,8 @@ def audit_batch(
         "ofi": o.reshape(-1),
         "p_value": p_raw.reshape(-1), "p_adjusted": p_adj.reshape(-1), "p_across": p_acr.reshape(-1),
         "log10_p_value": log_p.reshape(-1) / np.log(10.0),
-        "approximate": approx.reshape(-1),
-        "di": di.reshape(-1), "four_fifths": four.reshape(-1),
+        "approximate": approx.reshape(-1), "p_method": p_how.reshape(-1),
+        "di": di.reshape(-1), "impact_ratio": ir.reshape(-1), "four_fifths": four.reshape(-1),
         "verdict": verdict.reshape(-1),
         "significant_across": (p_acr < a).reshape(-1),
     })
@@ -619,19 +677,27 @@ def audit_batch(
         "candidates is itself a selection, so read p_across / significant_across "
         f"({across} over all tests) for the batch, and confirm the chosen candidate on held-out data.",
     ]
-    n_undef = int(np.isnan(di).sum())
+    n_undef = int(np.isnan(di).sum() + np.isnan(di_m[:, ju, iu]).sum())
     if n_undef:
-        notes.append(f"DI is undefined (0 positive predictions in the reference group) for {n_undef} candidate-pair(s).")
-    if approx.any():
+        notes.append(
+            f"DI (the directional ratio r_i / r_j) is undefined (0 positive predictions in the reference "
+            f"group) for {n_undef} ordered candidate-pair(s); the four-fifths readings use the impact "
+            f"ratio min/max, undefined only when neither group is selected ({int(np.isnan(ir).sum())}).")
+    if method == "monte_carlo":
+        notes.append(
+            f"p-values are Monte Carlo estimates ({mc_num} draws per test, p = (1 + hits)/(1 + draws); "
+            "column 'approximate'); pass method='auto' or 'exact' for exact ones.")
+    elif approx.any():
         notes.append(
             f"{int(approx.sum())} of {approx.size} p-values come from the saddlepoint path of the engine "
-            "(large groups, large batch): relative error ≤ 1e-3 (column 'approximate'); pass "
+            "(large groups, large batch): relative error ≤ 1e-3 (columns 'approximate', 'p_method'); pass "
             "method='exact' for exact ones."
         )
     if null == "uniform":
         notes.append("the uniform null ignores the data and is very permissive (the OFI paper's null).")
     settings = {
-        "alpha": a, "null": null, "method": method, "correction": correction, "across": across,
+        "alpha": a, "null": null, "method": method, "num_samples": mc_num, "correction": correction,
+        "across": across,
         "di_variant": di_variant, "beneficial_label": int(beneficial_label), "utility": util_name,
         "num_candidates": n_c, "num_pairs": n_p, "weighted": sample_weight is not None,
     }

@@ -8,8 +8,15 @@ and a verdict per pair following the paper's reading (§2.3, §4):
   :mod:`ofijax.auditing._verdicts`);
 * OFI significantly ≠ 0 → **algorithmic bias**. OFI(i, j) = B_i − B_j > 0 means group i receives more
   unjust benefit than j: the model is biased against j (and for i).
-* OFI not significant but DI fails the four-fifths rule → **systemic disparity** outside the model.
+* OFI not significant but the selection rates fail the four-fifths rule (impact ratio, the lower
+  rate over the higher, < 4/5) → **selection-rate disparity**: a measured gap in selection rates
+  with no significant evidence, at this sample size, that the model's errors cause it (called
+  "systemic disparity" before #37; see :data:`VERDICT_RENAMES`).
 * neither → **no evidence**.
+
+No verdict depends on the groups' names or order: OFI is antisymmetric, the p-values symmetric,
+and the four-fifths reading comes from the symmetric impact ratio (a group that selects no one
+against one that selects someone fails, whichever is called i).
 
 The steps live in their own modules: group columns and binning (``_groups``), verdicts and
 multiplicity (``_verdicts``), the report renderer (``_report``), heatmaps (``_plots``) and the scans
@@ -40,12 +47,19 @@ from ofijax.auditing import _significance as sig
 from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
 from ofijax.auditing._report import format_p, group_label, render_report, to_jsonable
 from ofijax.auditing._scans import run_scans
-from ofijax.auditing._verdicts import VERDICTS, adjust_pvalues, pair_verdict
+from ofijax.auditing._verdicts import (
+    VERDICT_RENAMES,
+    VERDICTS,
+    adjust_pvalues,
+    format_number,
+    pair_verdict,
+)
 from ofijax.auditing._verdicts import min_group_size as _rule_min_group_size
 from ofijax.cm import FN, FP, TN, TP, encode_groups, group_confusion_matrices
 
 __all__ = [
-    "audit_from_counts", "AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS"]
+    "audit_from_counts", "AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS",
+    "VERDICT_RENAMES"]
 
 #: Per-group metrics of ``AuditFrame.by_group`` (column name → function of a ``(..., 4)`` CM).
 GROUP_METRICS: dict[str, Callable] = {
@@ -81,7 +95,7 @@ _ALIASES = {
 }
 
 #: Pairwise tables offered by ``AuditFrame.pairwise`` besides per-group metric differences.
-PAIR_METRICS = ("ofi", "di", "te", "p_value", "p_adjusted", "ci_low", "ci_high")
+PAIR_METRICS = ("ofi", "di", "impact_ratio", "te", "p_value", "p_adjusted", "ci_low", "ci_high")
 
 _CORRECTIONS = ("holm", "bonferroni", "none")
 _DIFF_METHODS = ("between_groups", "to_overall")
@@ -102,8 +116,10 @@ def _tables(cms, *, di_variant):
     overall = {name: f(total) for name, f in GROUP_METRICS.items()}
     ofi_m = mt.pairwise(mt.ofi, cms)
     di_m = mt.pairwise(functools.partial(mt.disparate_impact, variant=di_variant), cms)
+    ir_m = mt.pairwise(functools.partial(mt.impact_ratio, variant=di_variant), cms)
+    ff_m = mt.pairwise(functools.partial(mt.four_fifths_pair, variant=di_variant), cms)
     te_m = mt.pairwise(mt.treatment_equality, cms)
-    return per_group, overall, ofi_m, di_m, te_m, mt.four_fifths_rule(di_m)
+    return per_group, overall, ofi_m, di_m, ir_m, te_m, ff_m
 
 
 def _metric_name(metric: str) -> str:
@@ -125,7 +141,10 @@ class AuditFrame(NamedTuple):
             E[b], marginal_benefit B and the rates (NaN where a rate's denominator is 0).
         overall: the same metrics on the pooled confusion matrix of all groups.
         ofi: ``(k, k)`` OFI(i, j) = B_i − B_j.
-        di: ``(k, k)`` disparate impact of i relative to j (variant in ``settings``).
+        di: ``(k, k)`` disparate impact of i relative to j (variant in ``settings``): the paper's
+            directional r_i / r_j, NaN when group j selects no one.
+        impact_ratio: ``(k, k)`` min(r_i, r_j) / max(r_i, r_j) (symmetric; NaN only when both
+            rates are 0): the ratio the four-fifths readings and verdicts use.
         te: ``(k, k)`` treatment equality FN_i/FP_i − FN_j/FP_j.
         p_value: ``(k, k)`` two-sided p-values of OFI under ``settings["null"]`` (NaN when the
             counts are not integers, e.g. with fractional sample weights).
@@ -134,8 +153,11 @@ class AuditFrame(NamedTuple):
         ci_high: ``(k, k)`` upper bounds.
         pairs: one row per unordered pair (i before j in group order): OFI, interval (per pair,
             ``ci_low``/``ci_high``, and simultaneous over all pairs by Bonferroni,
-            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values, DI and its four-fifths
-            reading, TE, the verdict, who is disadvantaged and the reading in words.
+            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values with ``p_method`` (the
+            method that produced each: ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``) and
+            ``approximate`` (True for a saddlepoint approximation or a Monte Carlo estimate), DI,
+            ``impact_ratio`` and the four-fifths reading, TE, the verdict, who is disadvantaged
+            and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
         scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``; each scan's
             ``top`` lists its ``scan_top_k`` worst, see :func:`run_scans`), or None.
@@ -158,6 +180,14 @@ class AuditFrame(NamedTuple):
     settings: dict
     scan: dict | None
     notes: tuple
+
+    @property
+    def impact_ratio(self) -> np.ndarray:
+        """``(k, k)`` impact ratios min(r_i, r_j) / max(r_i, r_j) of the selection rates (the
+        ``di_variant``'s rates; symmetric, NaN only when both are 0): the four-fifths rule's ratio."""
+        variant = self.settings.get("di_variant", "paper")
+        return np.asarray(mt.pairwise(functools.partial(mt.impact_ratio, variant=variant),
+                                      np.asarray(self.cms, np.float64)), np.float64)
 
     # ---------------------------------------------------------------- indexes ----------------
     def _frame(self, matrix: np.ndarray) -> pd.DataFrame:
@@ -223,14 +253,16 @@ class AuditFrame(NamedTuple):
         """k × k table ``M[i, j]`` (rows i, columns j).
 
         Args:
-            metric: ``"ofi"`` (B_i − B_j), ``"di"``, ``"te"``, ``"p_value"``, ``"p_adjusted"``,
+            metric: ``"ofi"`` (B_i − B_j), ``"di"``, ``"impact_ratio"``, ``"te"``, ``"p_value"``,
+                ``"p_adjusted"``,
                 ``"ci_low"``, ``"ci_high"``; a per-group metric name (its difference m_i − m_j);
                 or a callable two-group metric ``f(cm_i, cm_j)`` such as :func:`ofijax.ofi`.
         """
         if callable(metric):
             return self._frame(np.asarray(mt.pairwise(metric, jnp.asarray(self.cms))))
         tables = {
-            "ofi": self.ofi, "di": self.di, "te": self.te, "p_value": self.p_value,
+            "ofi": self.ofi, "di": self.di, "impact_ratio": self.impact_ratio, "te": self.te,
+            "p_value": self.p_value,
             "p_adjusted": self.p_adjusted, "ci_low": self.ci_low, "ci_high": self.ci_high,
         }
         if metric in tables:
@@ -354,7 +386,7 @@ def _check_options(*, null, method, correction, di_variant, alpha, confidence, n
     """The audit's option checks, shared by :func:`audit` and :func:`audit_from_counts`; returns
     ``(alpha, confidence, num_samples, min_group_size)`` as checked numbers."""
     v.check_choice(null, "null", sig.NULLS)
-    v.check_choice(method, "method", ("exact", "monte_carlo"))
+    v.check_choice(method, "method", sig.METHODS)
     v.check_choice(correction, "correction", _CORRECTIONS)
     v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
     try:
@@ -380,11 +412,12 @@ def audit(
     y_pred: Any = None,
     *,
     sensitive_features: Any,
+    data: Any = None,
     sample_weight: Any = None,
     beneficial_label: int = 1,
     alpha: float = 0.05,
     null: str = "pooled",
-    method: str = "exact",
+    method: str = "auto",
     correction: str = "holm",
     confidence: float = 0.95,
     num_samples: int = 2000,
@@ -411,18 +444,30 @@ def audit(
       verdict);
     * OFI significant (adjusted p < ``alpha``) → ``"algorithmic bias"``; OFI > 0 means group i
       receives more unjust benefit than j, i.e. the model is biased against j;
-    * otherwise, DI outside [4/5, 5/4] → ``"systemic disparity"`` (outside the model);
+    * otherwise, the impact ratio min(b_i, b_j) / max(b_i, b_j) of the selection rates below 4/5
+      (the four-fifths rule) → ``"selection-rate disparity"``: the rates differ and there is no
+      significant evidence at this sample size that the model's errors cause it ("systemic
+      disparity" before #37, :data:`VERDICT_RENAMES`);
     * otherwise → ``"no evidence"``.
+
+    No verdict depends on the groups' names or their order.
 
     Args:
         key: PRNG key or int seed of the bootstrap (and Monte Carlo p-values and scans); first and
             required. The old call ``audit(y_true, y_pred, ...)`` still works for one release with
             a ``FutureWarning`` and ``jax.random.key(0)``.
-        y_true: ``(n,)`` labels in {0, 1}; 1 = the beneficial outcome (see ``beneficial_label``).
-        y_pred: ``(n,)`` predictions in {0, 1}.
+        y_true: ``(n,)`` labels in {0, 1} (or the text labels ``"0"``/``"1"``); 1 = the
+            beneficial outcome (see ``beneficial_label``). A column name when ``data`` is given.
+        y_pred: ``(n,)`` predictions in {0, 1}, or a column name of ``data``.
         sensitive_features: ``(n,)`` group labels, or several columns (DataFrame, dict, 2-D array)
-            whose observed intersections are the groups. A column with more than ``max_levels``
-            distinct values is refused unless ``bins`` cuts it (see :func:`bin_features`).
+            whose observed intersections are the groups; with ``data``, a column name or a list
+            of them. A column with more than ``max_levels`` distinct values is refused unless
+            ``bins`` cuts it (see :func:`bin_features`); a column mixing text and other values
+            (``1`` and ``"1"``) or a DataFrame with duplicate column names is refused.
+        data: optional DataFrame (pandas, polars, pyarrow Table) whose columns ``y_true``,
+            ``y_pred``, ``sensitive_features``, ``sample_weight``, ``scan_features`` and
+            ``scan_probabilities`` may name, as in seaborn and fairlearn:
+            ``audit(key, "label", "pred", sensitive_features="sex", data=df)``.
         sample_weight: optional ``(n,)`` non-negative weights. Integer weights act as frequency
             weights in the exact tests; with fractional weights the p-values are NaN and the
             verdict uses the bootstrap interval (rows resampled within groups, weights kept).
@@ -432,7 +477,11 @@ def audit(
         null: ``"pooled"`` (default; both groups of a pair drawn from Multinomial(n_g, p) with p
             their pooled confusion matrix) or ``"uniform"`` (each matrix uniform over M(n_g), the
             OFI paper's null; very permissive). See :func:`ofijax.ofi_test`.
-        method: ``"exact"`` (default) or ``"monte_carlo"`` p-values (``num_samples`` draws).
+        method: ``"auto"`` (default), ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``, as in
+            :func:`ofijax.ofi_test`: the first three go to the p-value engine
+            :func:`ofijax.distributions.ofi_pvalue_cms`; ``"monte_carlo"`` draws ``num_samples``
+            tables per pair with ``key``. ``pairs["p_method"]`` says which produced each p-value
+            and ``pairs["approximate"]`` whether it is an approximation or an estimate.
         correction: ``"holm"`` (default), ``"bonferroni"`` or ``"none"``, over the k(k−1)/2 pairs
             (:func:`adjust_pvalues`).
         confidence: coverage of the bootstrap intervals (unadjusted for multiplicity).
@@ -485,6 +534,11 @@ def audit(
         'no evidence'
     """
     key, y_true, y_pred, renamed = _resolve_call(key, y_true, y_pred, deprecated)
+    y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (
+        v.columns_from_data(data, lists=("sensitive_features", "scan_features"), y_true=y_true,
+                            y_pred=y_pred, sensitive_features=sensitive_features,
+                            sample_weight=sample_weight, scan_features=scan_features,
+                            scan_probabilities=scan_probabilities).values())
     num_samples = renamed.get("num_samples", num_samples)
     scan_num_samples = renamed.get("scan_num_samples", scan_num_samples)
     a, conf, nboot, min_n = _check_options(null=null, method=method, correction=correction,
@@ -541,7 +595,7 @@ def audit_from_counts(
     names: Any = None,
     alpha: float = 0.05,
     null: str = "pooled",
-    method: str = "exact",
+    method: str = "auto",
     correction: str = "holm",
     confidence: float = 0.95,
     num_samples: int = 2000,
@@ -608,7 +662,7 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
     notes: list[str] = []
 
     with jax.enable_x64(True):  # exact counts and float64 metrics whatever the global mode
-        per_group, overall, ofi_m, di_m, te_m, ff = jax.tree_util.tree_map(
+        per_group, overall, ofi_m, di_m, ir_m, te_m, ff = jax.tree_util.tree_map(
             lambda x: np.asarray(x, np.float64), _tables(jnp.asarray(cms_j), di_variant=di_variant)
         )
     index = (
@@ -622,8 +676,9 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
             by_group[c] = np.rint(by_group[c]).astype(np.int64)
 
     iu, ju = np.triu_indices(k, 1)
-    p_m, padj_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
-                           num_samples=nboot if method == "monte_carlo" else 0, correction=correction)
+    p_m, padj_m, how_m, approx_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
+                                            num_samples=nboot if method == "monte_carlo" else 0,
+                                            correction=correction)
     if not integer:
         notes.append(
             "fractional sample weights: exact OFI tests need integer counts, so p-values are n/a and "
@@ -640,13 +695,23 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
     if not nboot and not integer:
         raise ValueError("num_samples: fractional weights need the bootstrap for significance; use ≥ 2.")
 
-    pairs = _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, slo_m, shi_m,
-                   integer=integer, alpha=a, null=null, method=method, correction=correction,
-                   conf=conf, min_n=min_n)
+    pairs = _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how_m, approx_m,
+                   lo_m, hi_m, slo_m, shi_m, integer=integer, alpha=a, null=null, correction=correction,
+                   conf=conf, min_n=min_n, nboot=nboot)
 
     n_undef_di = int(np.isnan(di_m[iu, ju]).sum() + np.isnan(di_m[ju, iu]).sum())
     if n_undef_di:
-        notes.append(f"DI is undefined (0 positive predictions in the reference group) for {n_undef_di} ordered pair(s).")
+        n_undef_ir = int(np.isnan(ir_m[iu, ju]).sum())
+        notes.append(
+            f"DI (the directional ratio r_i / r_j) is undefined (0 positive predictions in the reference "
+            f"group) for {n_undef_di} ordered pair(s); the four-fifths readings use the impact ratio "
+            f"min/max, undefined only when neither group is selected ({n_undef_ir} pair(s)).")
+    if integer and approx_m[iu, ju].any():
+        kinds = sorted(set(how_m[iu, ju][approx_m[iu, ju]]))
+        notes.append(
+            f"{int(approx_m[iu, ju].sum())} of {iu.size} p-value(s) are approximate ({', '.join(kinds)}; "
+            "column p_method): the saddlepoint's relative error is ≤ 2e-3, a Monte Carlo estimate's "
+            "resolution is 1/(num_samples + 1); pass method='exact' for exact ones.")
     n_undef_te = int(np.isnan(te_m[iu, ju]).sum())
     if n_undef_te:
         notes.append(f"TE is undefined (FP = 0 in a group) for {n_undef_te} of {iu.size} pair(s).")
@@ -677,21 +742,24 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
 
 
 def _pvalues(cms, integer, iu, ju, *, null, method, key, num_samples, correction):
-    """Raw and adjusted ``(k, k)`` p-values (NaN without integer counts)."""
+    """Raw and adjusted ``(k, k)`` p-values (NaN without integer counts), the method of each and
+    whether it is approximate."""
     k = cms.shape[0]
     if integer:
-        p_m = sig.pairwise_ofi_test(
+        p_m, how_m, approx_m = sig.pairwise_pvalues(
             cms.astype(np.int64), null=null, method=method, key=key,
             num_samples=max(num_samples, 2),
             progress=lambda it: track(it, "OFI p-values", unit="pairs"),
         )
     else:
         p_m = np.full((k, k), np.nan)
+        how_m = np.full((k, k), "bootstrap interval", dtype=object)
+        approx_m = np.ones((k, k), dtype=bool)
     adj = adjust_pvalues(p_m[iu, ju], correction)
     padj_m = np.ones((k, k)) if integer else np.full((k, k), np.nan)
     padj_m[iu, ju] = adj
     padj_m[ju, iu] = adj
-    return p_m, padj_m
+    return p_m, padj_m, how_m, approx_m
 
 
 def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample_weight, beneficial_label, k):
@@ -710,8 +778,12 @@ def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample
     return lo, hi, slo, shi
 
 
-def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_m, slo_m, shi_m, *, integer,
-           alpha, null, method, correction, conf, min_n) -> pd.DataFrame:
+_TEST_NAMES = {"exact": "exact test", "saddlepoint": "saddlepoint approximation (relative error ≤ 2e-3)",
+               "monte_carlo": "Monte Carlo test"}
+
+
+def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how_m, approx_m, lo_m, hi_m,
+           slo_m, shi_m, *, integer, alpha, null, correction, conf, min_n, nboot) -> pd.DataFrame:
     """One row per unordered pair with its verdict and reading."""
     k = len(groups)
     iu, ju = np.triu_indices(k, 1)
@@ -719,12 +791,15 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_
     sel = per_group["benefit"]
     n = cms.sum(1)
     corr = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "no multiplicity correction"}[correction]
-    test_name = f"{'exact' if method == 'exact' else 'Monte Carlo'} test, {null} null"
     four = {1.0: "fails: j selected less", -1.0: "fails: i selected less", 0.0: "passes"}
     rows = []
     for i, j in zip(iu.tolist(), ju.tolist()):
         gi, gj = group_label(groups[i]), group_label(groups[j])
         o = float(ofi_m[i, j])
+        test_name = _TEST_NAMES.get(how_m[i, j], str(how_m[i, j]))
+        if how_m[i, j] == "monte_carlo":
+            test_name += f" ({max(nboot, 2)} draws)"
+        test_name += f", {null} null"
         if integer:
             significant = bool(padj_m[i, j] < alpha)
             if correction == "none":
@@ -736,7 +811,8 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_
             significant = bool(slo_m[i, j] > 0 or shi_m[i, j] < 0)
             adj = "unadjusted for multiplicity" if correction == "none" else (
                 f"Bonferroni-simultaneous over {len(iu)} pair(s)")
-            evidence = (f"{100 * conf:.0f}% bootstrap interval [{slo_m[i, j]:+.3f}, {shi_m[i, j]:+.3f}] "
+            evidence = (f"{100 * conf:.0f}% bootstrap interval [{format_number(slo_m[i, j], 3, True)}, "
+                        f"{format_number(shi_m[i, j], 3, True)}] "
                         f"{'excludes' if significant else 'includes'} 0, {adj}")
         res = pair_verdict(
             gi, gj, n_i=float(n[i]), n_j=float(n[j]), b_i=float(sel[i]), b_j=float(sel[j]),
@@ -751,7 +827,10 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, te_m, ff, p_m, padj_m, lo_m, hi_
             "ofi": o, "ci_low": float(lo_m[i, j]), "ci_high": float(hi_m[i, j]),
             "ci_low_simultaneous": float(slo_m[i, j]), "ci_high_simultaneous": float(shi_m[i, j]),
             "p_value": float(p_m[i, j]), "p_adjusted": float(padj_m[i, j]), "null": null,
-            "di": float(di_m[i, j]), "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
+            "p_method": how_m[i, j] if integer else "n/a (bootstrap interval)",
+            "approximate": bool(approx_m[i, j]),
+            "di": float(di_m[i, j]), "impact_ratio": float(ir_m[i, j]),
+            "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
             **res,
         })
     pairs = pd.DataFrame(rows)

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ofijax import _validation as v
+
 __all__ = ["MAX_GROUPS", "MAX_LEVELS", "bin_features", "check_group_count"]
 
 #: Distinct values a group column may have before it must be binned (``max_levels``).
@@ -135,6 +137,7 @@ def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVEL
         isinstance(bins, bool) or not isinstance(bins, (int, np.integer))
     ):
         raise TypeError(f"bins: must be None, an int or a dict column -> int or edges; got {type(bins).__name__}.")
+    v.check_unique_columns(features, "sensitive_features")
     kind, cols = _as_columns(features)
     if isinstance(bins, dict):
         known = {("group" if n is None else n) for n, _ in cols}

@@ -19,6 +19,7 @@ import numpy as np
 
 from ofijax import metrics as mt
 from ofijax.auditing._report import group_label
+from ofijax.auditing._verdicts import format_number
 
 __all__ = ["DI_LIMITS", "MAX_HEATMAP_GROUPS", "OFI_LIMIT", "write_heatmaps"]
 
@@ -63,7 +64,8 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
     else:
         sig_mask = padj < af.settings["alpha"]
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "unadjusted"}[af.settings["correction"]]
-    di_fails = np.nan_to_num(np.asarray(mt.four_fifths_rule(np.asarray(af.di, dtype=float)))) != 0
+    # the symmetric impact ratio (lower rate over higher): the same cells fail whatever the order
+    di_fails = np.nan_to_num(np.asarray(mt.four_fifths_rule(np.asarray(af.impact_ratio, dtype=float)))) != 0
     size = max(4.8, 0.62 * k + 2.8)
     fs = 9 if k <= 8 else (7 if k <= 16 else 5.5)
     files = []
@@ -99,7 +101,7 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
                 if i == j:
                     txt = "—" if name.startswith("ofi") else "1"
                 else:
-                    txt = "undef." if (math.isnan(val) or (not name.startswith("ofi") and val <= 0)) else f"{val:.2f}"
+                    txt = "undef." if math.isnan(val) else format_number(val, 2)
                     if bool(sig_mask[i, j]) and name.startswith("ofi"):
                         txt += "*"
                 dark = False

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ofijax.auditing._verdicts import VERDICTS, severity_order
+from ofijax.auditing._verdicts import VERDICTS, format_number, severity_order
 
 __all__ = ["HOW_TO_READ", "format_p", "group_label", "render_report", "scan_lines", "to_jsonable"]
 
@@ -52,17 +52,22 @@ For each pair of groups i and j:
   p can still disagree; the verdicts use the adjusted p (or, when p cannot be computed, e.g. with
   fractional weights, whether the simultaneous interval excludes 0).
 - DI (disparate impact) = b_i / b_j, the ratio of selection rates (the "paper" variant; the
-  "pp_over_p" variant divides the predicted-positive by the actual-positive rate). The
-  four-fifths rule of US employment law fails when DI < 0.8 or DI > 1.25.
+  "pp_over_p" variant divides the predicted-positive by the actual-positive rate); undefined when
+  no one in j is selected.
+- impact ratio = min(b_i, b_j) / max(b_i, b_j), the lower selection rate over the higher, as
+  regulators define it (e.g. NYC Local Law 144). The four-fifths rule of US employment law fails
+  when it is below 0.8 (DI < 0.8 or DI > 1.25); a group that selects no one against one that
+  selects someone fails, whichever is named first; it is undefined only when neither is selected.
 - TE (treatment equality) = FN_i/FP_i − FN_j/FP_j.
 
 Verdicts (OFI paper, §2.3), most severe first:
 
 - algorithmic bias: OFI is significant (adjusted p < alpha): the model itself gives one group
   less unjustified benefit than the other; the report names that group.
-- systemic disparity: OFI is not significant but DI fails the four-fifths rule: the groups are
-  selected at different rates because their base rates differ (a disparity in the data or the
-  world, not one the model adds).
+- selection-rate disparity: the four-fifths rule fails (the groups are selected at clearly
+  different rates) and OFI is not significant: no significant evidence, at this sample size, that
+  the model's errors cause the gap. That is not proof that they do not; a gap that comes from
+  different base rates reads the same way. (Called "systemic disparity" before ofijax #37.)
 - too small to judge: a group has fewer people than the smallest group whose outcome could be
   significant at all at this alpha (2 / C(n + 3, 3) < alpha: 5 people at alpha = 0.05); no
   verdict is given.
@@ -134,9 +139,8 @@ def _md_table(df: pd.DataFrame) -> str:
 
 
 def _num(x: float, digits: int, sign: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "undef."
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    """``x`` with ``digits`` decimals; values that round to zero print ``0.000``, never ``-0.000``."""
+    return format_number(x, digits, sign, undefined="undef.")
 
 
 def _count_line(af: Any) -> str:
@@ -218,7 +222,8 @@ def render_report(
     explain = md if explain is None else bool(explain)
     s = af.settings
     p = af.pairs
-    order = severity_order(p["verdict"], p["p_adjusted"], p["ofi"], p["di"]) if len(p) else np.arange(0)
+    ratio = p["impact_ratio"] if "impact_ratio" in p else p["di"]
+    order = severity_order(p["verdict"], p["p_adjusted"], p["ofi"], ratio) if len(p) else np.arange(0)
     ps = p.iloc[order]
 
     def h(title: str) -> list[str]:
@@ -241,7 +246,7 @@ def render_report(
     if quiet:
         lines.append(
             f"{'- ' if md else '  - '}{'the other ' if len(flagged) else ''}{quiet} pair(s): no evidence of bias "
-            "(OFI not significant, DI within the four-fifths band or undefined)."
+            "(OFI not significant, impact ratio within the four-fifths band or undefined)."
         )
 
     bg = af.by_group.reset_index(drop=True)
@@ -268,13 +273,15 @@ def render_report(
         "p": ps["p_value"].map(format_p),
         f"p ({corr})": ps["p_adjusted"].map(format_p),
         f"{conf} interval (per pair)": [
-            "n/a" if pd.isna(a) else f"[{a:+.{digits}f}, {b:+.{digits}f}]" for a, b in zip(ps["ci_low"], ps["ci_high"])
+            "n/a" if pd.isna(a) else f"[{_num(a, digits, True)}, {_num(b, digits, True)}]"
+            for a, b in zip(ps["ci_low"], ps["ci_high"])
         ],
         **({} if s["correction"] == "none" else {f"{conf} simultaneous (Bonferroni)": [
-            "n/a" if pd.isna(a) else f"[{a:+.{digits}f}, {b:+.{digits}f}]"
+            "n/a" if pd.isna(a) else f"[{_num(a, digits, True)}, {_num(b, digits, True)}]"
             for a, b in zip(ps["ci_low_simultaneous"], ps["ci_high_simultaneous"])
         ]}),
         "DI": ps["di"].map(lambda x: _num(x, digits)),
+        **({"impact ratio": ps["impact_ratio"].map(lambda x: _num(x, digits))} if "impact_ratio" in ps else {}),
         "4/5 rule": ps["four_fifths"],
         "verdict": ps["verdict"],
     })

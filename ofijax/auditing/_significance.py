@@ -43,8 +43,12 @@ from ofijax.metrics import ofi, pairwise
 
 #: The null models understood by :func:`ofi_test`.
 NULLS = ("uniform", "pooled")
-_METHODS = ("exact", "saddlepoint", "monte_carlo")
-_PAIR_METHODS = ("auto",) + _METHODS
+#: The p-value methods of every test and audit: ``"auto"`` (default), ``"exact"`` and
+#: ``"saddlepoint"`` go to the engine :func:`ofijax.distributions.ofi_pvalue_cms`;
+#: ``"monte_carlo"`` draws ``num_samples`` tables with ``key``.
+METHODS = ("auto", "exact", "saddlepoint", "monte_carlo")
+_METHODS = METHODS  # one vocabulary for ofi_test and pairwise_ofi_test (#36)
+_PAIR_METHODS = METHODS
 
 
 class OFITest(NamedTuple):
@@ -54,7 +58,8 @@ class OFITest(NamedTuple):
         ofi: the observed OFI = B_i − B_j.
         p_value: P(|OFI*| ≥ |OFI|) under the null (two-sided).
         null: the null model's name (``"uniform"`` or ``"pooled"``).
-        method: ``"exact"`` or ``"monte_carlo"``.
+        method: the method that produced the p-value: ``"exact"``, ``"saddlepoint"`` (relative
+            error ≤ 2e-3) or ``"monte_carlo"`` (an estimate from ``num_samples`` draws).
     """
 
     ofi: float
@@ -132,7 +137,7 @@ def ofi_test(
     cm_j: Any,
     *,
     null: str = "pooled",
-    method: str = "exact",
+    method: str = "auto",
     key: Any = None,
     num_samples: int = 10_000,
 ) -> OFITest:
@@ -146,10 +151,12 @@ def ofi_test(
         null: ``"pooled"`` (default): both groups drawn from Multinomial(n_g, p_pooled) with
             p_pooled = (cm_i + cm_j)/(n_i + n_j); ``"uniform"``: each group's matrix uniform over
             M(n_g), the OFI paper's null (depends only on n_i, n_j).
-        method: ``"exact"`` (default; :func:`ofijax.distributions.ofi_pvalue_cms`, log-space exact
-            convolution), ``"saddlepoint"`` (its approximation, relative error ≤ 2e-3, pooled null,
-            n ≥ 2000) or ``"monte_carlo"`` (``num_samples`` draws from the
-            :mod:`ofijax.distributions` samplers; p = (1 + hits)/(1 + draws)).
+        method: ``"auto"`` (default: the engine :func:`ofijax.distributions.ofi_pvalue_cms`
+            decides, exact in log space unless the exact work is very large), ``"exact"``
+            (log-space exact convolution), ``"saddlepoint"`` (its approximation, relative error
+            ≤ 2e-3, pooled null, n ≥ 2000) or ``"monte_carlo"`` (``num_samples`` draws from the
+            :mod:`ofijax.distributions` samplers; p = (1 + hits)/(1 + draws)). The result's
+            ``method`` says which one produced the p-value.
         key: PRNG key or int seed; used (and required) only by ``method="monte_carlo"``.
         num_samples: Monte Carlo draws (an integer ≥ 1).
 
@@ -194,7 +201,7 @@ def pairwise_ofi_test(
         cms: ``(k, 4)`` integer counts.
         null, key, num_samples: as in :func:`ofi_test` (one key for all pairs).
         method: ``"auto"`` (default: exact, or the saddlepoint for very large batches of large
-            groups), ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``.
+            groups), ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"`` (as :func:`ofi_test`).
         progress: optional callable wrapping an iterable (e.g. ``tqdm``), used by the Monte Carlo
             loop over pairs.
 
@@ -204,6 +211,16 @@ def pairwise_ofi_test(
         >>> P.round(3).tolist()
         [[1.0, 0.716], [0.716, 1.0]]
     """
+    return pairwise_pvalues(cms, null=null, method=method, key=key, num_samples=num_samples,
+                            progress=progress)[0]
+
+
+def pairwise_pvalues(cms: Any, *, null: str, method: str, key: Any = None, num_samples: int = 10_000,
+                     progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`pairwise_ofi_test` with the method of every pair: ``(p, method, approximate)``, each
+    ``(k, k)``: p-values (1 on the diagonal), the method that produced each one (``"exact"``,
+    ``"saddlepoint"`` or ``"monte_carlo"``; ``""`` on the diagonal) and whether it is an
+    approximation (saddlepoint) or an estimate (Monte Carlo)."""
     c = v.check_counts(cms, "cms")
     if c.ndim != 2 or c.shape[-1] != 4:
         raise ValueError(f"cms: must have shape (k, 4); got {c.shape}.")
@@ -217,16 +234,24 @@ def pairwise_ofi_test(
     k = c.shape[0]
     iu, ju = np.triu_indices(k, 1)
     out = np.ones((k, k))
+    used = np.full((k, k), "", dtype=object)
+    approx = np.zeros((k, k), dtype=bool)
     if iu.size == 0:
-        return out
+        return out, used, approx
     if method == "monte_carlo":
         vals = _monte_carlo_pvalues(v.as_key(_require_key(key)), c[iu], c[ju], null, num, progress)
+        how = np.full(iu.size, "monte_carlo", dtype=object)
+        rough = np.ones(iu.size, dtype=bool)
     else:
-        vals = _dist.ofi_pvalue_cms(c[iu], c[ju], null=_null_cm(null, c[iu] + c[ju]),
-                                    method=method).p_value
-    out[iu, ju] = vals
-    out[ju, iu] = vals
-    return out
+        r = _dist.ofi_pvalue_cms(c[iu], c[ju], null=_null_cm(null, c[iu] + c[ju]), method=method)
+        vals = np.asarray(r.p_value, np.float64)
+        how = np.asarray(r.method, dtype=object).reshape(-1)
+        rough = np.asarray(r.approximate, bool).reshape(-1)
+    for (a, b) in ((iu, ju), (ju, iu)):
+        out[a, b] = vals
+        used[a, b] = how
+        approx[a, b] = rough
+    return out, used, approx
 
 
 def _require_key(key: Any) -> Any:

@@ -5,8 +5,11 @@ The OFI paper's reading (§2.3, §4), with one rule added for small groups:
 * **too small to judge**: a group of the pair has fewer than :func:`min_group_size` people;
 * **algorithmic bias**: OFI(i, j) = B_i − B_j significantly ≠ 0 (adjusted p < α); the group
   with the lower B receives less unjustified benefit: the model is biased against it;
-* **systemic disparity**: OFI not significant but the selection rates fail the four-fifths rule:
-  the gap comes from the groups' different base rates, outside the model;
+* **selection-rate disparity**: the selection rates fail the four-fifths rule (the impact ratio,
+  lower rate over higher, is below 4/5) and OFI is not significant: the groups are selected at
+  different rates, and there is no significant evidence at this sample size that the model's
+  errors cause it (which is not proof that they do not; a gap from different base rates reads
+  the same way). Called "systemic disparity" before #37 (:data:`VERDICT_RENAMES`);
 * **no evidence**: neither.
 
 **The minimum-evidence rule.** Under the uniform null each of the C(n + 3, 3) confusion matrices
@@ -26,10 +29,16 @@ import numpy as np
 
 from ofijax.auditing import _significance as sig
 
-__all__ = ["VERDICTS", "adjust_pvalues", "min_group_size", "pair_verdict", "severity_order"]
+__all__ = ["VERDICTS", "VERDICT_RENAMES", "adjust_pvalues", "format_number", "min_group_size",
+           "pair_verdict", "severity_order"]
 
 #: The verdicts, most severe first.
-VERDICTS = ("algorithmic bias", "systemic disparity", "too small to judge", "no evidence")
+VERDICTS = ("algorithmic bias", "selection-rate disparity", "too small to judge", "no evidence")
+
+#: Old verdict strings → the current ones. "systemic disparity" (until #37) claimed more than was
+#: measured: a non-significant OFI is no evidence of algorithmic bias at this sample size, not
+#: proof that the gap comes from base rates. Map stored results with ``VERDICT_RENAMES.get(v, v)``.
+VERDICT_RENAMES = {"systemic disparity": "selection-rate disparity"}
 
 _CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no multiplicity correction"}
 
@@ -80,14 +89,31 @@ def severity_order(verdicts: Any, p_adjusted: Any, ofi: Any, di: Any) -> np.ndar
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.abs(np.nan_to_num(np.log(np.asarray(di, dtype=np.float64)), nan=0.0, posinf=50, neginf=50))
     v_ = np.asarray(list(verdicts), dtype=object)
-    first = np.where(v_ == "systemic disparity", -d, p)  # bias: smallest p; disparity: largest gap
+    first = np.where(v_ == VERDICTS[1], -d, p)  # bias: smallest p; disparity: largest gap
     return np.lexsort((-d, -o, first, r))
 
 
+def format_number(x: Any, digits: int = 3, sign: bool = False, undefined: str = "undefined") -> str:
+    """``x`` with ``digits`` decimals (``sign``: always signed); a value that rounds to zero prints
+    ``"0.000"`` (never ``"-0.000"``); NaN/None print ``undefined``.
+
+    >>> from ofijax.auditing._verdicts import format_number
+    >>> format_number(-1e-9, 2, sign=True), format_number(-0.0, 2), format_number(0.125, 2, True)
+    ('0.00', '0.00', '+0.12')
+    """
+    if x is None:
+        return undefined
+    x = float(x)
+    if math.isnan(x):
+        return undefined
+    text = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    if float(text) == 0.0:
+        return f"{0.0:.{digits}f}"
+    return text
+
+
 def _f(x: float, digits: int = 3, sign: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "undefined"
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return format_number(x, digits, sign)
 
 
 def pair_verdict(
@@ -117,8 +143,9 @@ def pair_verdict(
         mb_i, mb_j: the groups' B = (FP − FN)/n.
         ofi: B_i − B_j.
         di_ij, di_ji: DI of i relative to j and of j relative to i.
-        four_fifths: the four-fifths reading of ``di_ij`` (1: i selected more, −1: less, 0: pass,
-            NaN: undefined).
+        four_fifths: the four-fifths reading of the pair (:func:`ofijax.four_fifths_pair`, from
+            the symmetric impact ratio: 1: j selected less, −1: i selected less, 0: pass, NaN:
+            undefined, i.e. nobody selected in either group).
         significant: whether the test (or, without p-values, the interval) finds OFI ≠ 0.
         evidence: the numbers behind it, e.g. ``"p = 0.003, Holm-adjusted; exact test, pooled null"``.
         min_size: the minimum-evidence group size.
@@ -133,9 +160,10 @@ def pair_verdict(
         lo, hi, blo, bhi, dlo = (gj, gi, b_j, b_i, di_ji) if four_fifths > 0 else (gi, gj, b_i, b_j, di_ij)
         di_text = (f"{lo} is selected at {dlo:.2f}× the rate of {hi} (selection rates {blo:.3f} vs "
                    f"{bhi:.3f}), which fails the four-fifths rule")
-    elif math.isnan(di_ij):
+    elif math.isnan(four_fifths):
         lo = hi = None
-        di_text = "DI is undefined (no one in a group is selected), so the four-fifths rule cannot be read"
+        di_text = ("the impact ratio is undefined (no one in either group is selected), so the four-fifths "
+                   "rule cannot be read")
     else:
         lo = hi = None
         di_text = (f"selection rates {b_i:.3f} ({gi}) vs {b_j:.3f} ({gj}): DI = {di_ij:.2f} passes the "
@@ -162,10 +190,11 @@ def pair_verdict(
             text += f" {di_text[0].upper() + di_text[1:]}."
         return {"verdict": "algorithmic bias", "favoured": fav, "disadvantaged": dis, "reading": text}
     if ff_fails:
-        text = (f"{gi} vs {gj}: systemic disparity against {lo} — {di_text}, but the model's errors do "
-                f"not explain it: B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not significant ({evidence}). "
-                "The gap comes from the groups' different base rates, outside the model.")
-        return {"verdict": "systemic disparity", "favoured": hi, "disadvantaged": lo, "reading": text}
+        text = (f"{gi} vs {gj}: selection-rate disparity against {lo} (DI fails) — {di_text}; no "
+                f"significant algorithmic bias: B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not significant "
+                f"({evidence}). That is no evidence, at this sample size, that the model's errors cause "
+                "the gap (it is not proof that they do not); different base rates would read the same way.")
+        return {"verdict": VERDICTS[1], "favoured": hi, "disadvantaged": lo, "reading": text}
     text = (f"{gi} vs {gj}: no evidence of bias — B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not "
             f"significant ({evidence}); {di_text}.")
     return {"verdict": "no evidence", "favoured": None, "disadvantaged": None, "reading": text}

@@ -126,7 +126,8 @@ def _columns(sensitive_features: Any, n: int) -> tuple[list[np.ndarray], tuple |
     """Split sensitive features into a list of 1-D columns and their names."""
     sf = sensitive_features
     if isinstance(sf, pd.DataFrame):
-        return [sf[c].to_numpy() for c in sf.columns], tuple(sf.columns)
+        v.check_unique_columns(sf, "sensitive_features")
+        return [sf.iloc[:, j].to_numpy() for j in range(sf.shape[1])], tuple(sf.columns)
     if isinstance(sf, pd.Series):
         return [sf.to_numpy()], (sf.name,) if sf.name is not None else None
     if isinstance(sf, dict):
@@ -153,6 +154,21 @@ def _columns(sensitive_features: Any, n: int) -> tuple[list[np.ndarray], tuple |
         "sensitive_features: must be a 1-D array/Series or a 2-D array/DataFrame (one column per "
         f"attribute), got shape {arr.shape}."
     )
+
+
+def _check_one_kind(col: np.ndarray, label: str) -> None:
+    """Refuse a group column that mixes text with other values: ``1`` and ``"1"`` are different
+    groups that print alike (``'1'``), so every label, report and verdict would confuse them."""
+    if col.dtype != object:
+        return
+    is_text = np.fromiter((isinstance(x, (str, bytes)) for x in col), bool, col.shape[0])
+    if is_text.any() and not is_text.all():
+        t = col[np.flatnonzero(is_text)[0]]
+        o = col[np.flatnonzero(~is_text)[0]]
+        raise ValueError(
+            f"{label}: mixes text and non-text group values (e.g. {t!r} and {o!r}), which print "
+            "alike as labels; convert the column to one type first, e.g. .astype(str)."
+        )
 
 
 def encode_groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, tuple, tuple | None]:
@@ -191,6 +207,7 @@ def encode_groups(sensitive_features: Any, n: int) -> tuple[np.ndarray, tuple, t
                 f"{label}: {idx.size} row(s) have a missing group value (first rows {idx[:5].tolist()}); "
                 "fill them with an explicit category or drop those rows."
             )
+        _check_one_kind(col, label)
         codes, uniques = pd.factorize(col, sort=True)
         per_col_codes.append(codes.astype(np.int64))
         per_col_uniques.append(np.asarray(uniques))

@@ -17,8 +17,10 @@ from ofijax.metrics._core import disparate_impact as disparate_impact
 from ofijax.metrics._core import expected_benefit as expected_benefit
 from ofijax.metrics._core import false_negative_rate as false_negative_rate
 from ofijax.metrics._core import false_positive_rate as false_positive_rate
+from ofijax.metrics._core import four_fifths_pair as four_fifths_pair
 from ofijax.metrics._core import four_fifths_rule as four_fifths_rule
 from ofijax.metrics._core import group_size as group_size
+from ofijax.metrics._core import impact_ratio as impact_ratio
 from ofijax.metrics._core import marginal_benefit as marginal_benefit
 from ofijax.metrics._core import ofi as ofi
 from ofijax.metrics._core import ofi_flag as ofi_flag
@@ -40,7 +42,9 @@ __all__ = [
     "ofi",
     "disparate_impact",
     "treatment_equality",
+    "impact_ratio",
     "four_fifths_rule",
+    "four_fifths_pair",
     "ofi_flag",
     "pairwise",
     "true_positive_rate",

@@ -248,6 +248,67 @@ def disparate_impact(
     return di
 
 
+def _selection_rates(ci: jax.Array, cj: jax.Array, variant: str) -> tuple[jax.Array, jax.Array]:
+    """The two groups' rates compared by DI: P̂/n (``"paper"``) or P̂/P (``"pp_over_p"``)."""
+    if variant == "paper":
+        return (safe_divide(ci[..., TP] + ci[..., FP], _total(ci)),
+                safe_divide(cj[..., TP] + cj[..., FP], _total(cj)))
+    return (safe_divide(ci[..., TP] + ci[..., FP], ci[..., TP] + ci[..., FN]),
+            safe_divide(cj[..., TP] + cj[..., FP], cj[..., TP] + cj[..., FN]))
+
+
+@_exact
+def impact_ratio(cm_i: Any, cm_j: Any, *, variant: str = "paper") -> jax.Array:
+    r"""Impact ratio of two groups: the lower selection rate over the higher (symmetric).
+
+    .. math:: IR = \frac{\min(r_i, r_j)}{\max(r_i, r_j)} \in [0, 1], \qquad r = \hat P / n
+
+    This is the ratio of the four-fifths rule as regulators define it (NYC Local Law 144: a
+    category's selection rate over the most-selected category's rate): IR < 4/5 fails. It does
+    not depend on which group is called i, so a group that selects no one against one that selects
+    someone gives 0 (fails) whatever their names; it is NaN only when both rates are 0 (or, for
+    ``variant="pp_over_p"`` with r = P̂/P, when a group has no positive labels). The directional
+    :func:`disparate_impact` r_i / r_j is NaN whenever r_j = 0.
+
+    Examples:
+        >>> import ofijax
+        >>> [round(x, 3) for x in ofijax.impact_ratio([[0, 5, 0, 20], [1, 0, 0, 5]],
+        ...                                             [[3, 2, 2, 18], [7, 0, 1, 10]]).tolist()]
+        [0.0, 0.375]
+        >>> float(ofijax.impact_ratio([0, 1, 0, 5], [0, 7, 0, 11]))  # nobody selected in either
+        nan
+    """
+    v.check_choice(variant, "variant", _DI_VARIANTS)
+    ci, cj = _pair(cm_i, cm_j)
+    ri, rj = _selection_rates(ci, cj, variant)
+    return safe_divide(jnp.minimum(ri, rj), jnp.maximum(ri, rj))
+
+
+@_exact
+def four_fifths_pair(cm_i: Any, cm_j: Any, *, variant: str = "paper") -> jax.Array:
+    r"""The four-fifths rule on a pair of groups, read from the symmetric :func:`impact_ratio`.
+
+    .. math:: \text{fails} \iff \min(r_i, r_j) / \max(r_i, r_j) < 4/5
+
+    +1: fails, j is selected less; −1: fails, i is selected less; 0: passes; NaN: undefined (both
+    rates 0). Swapping i and j negates the result, and renaming groups changes nothing: 0 selected
+    of 25 against any positive rate fails. Exact ties (IR = 4/5 up to rounding) pass.
+
+    Examples:
+        >>> import ofijax
+        >>> ofijax.four_fifths_pair([[0, 5, 0, 20], [3, 2, 2, 18], [1, 1, 1, 1]],
+        ...                         [[3, 2, 2, 18], [0, 5, 0, 20], [1, 1, 1, 1]])
+        Array([-1.,  1.,  0.], dtype=float64)
+    """
+    v.check_choice(variant, "variant", _DI_VARIANTS)
+    ci, cj = _pair(cm_i, cm_j)
+    ri, rj = _selection_rates(ci, cj, variant)
+    ir = safe_divide(jnp.minimum(ri, rj), jnp.maximum(ri, rj))
+    tol = _tie_tolerance(ir.dtype)
+    out = jnp.where(ir < 0.8 - tol, jnp.sign(ri - rj), jnp.zeros_like(ir))
+    return jnp.where(jnp.isnan(ir), jnp.nan, out)
+
+
 @_exact
 def treatment_equality(cm_i: Any, cm_j: Any) -> jax.Array:
     r"""Treatment equality: the difference of FN/FP ratios.
