@@ -11,7 +11,7 @@ import numpy as np
 
 from .._jaxcache import aot_enabled
 from .._progress import Notice
-from .._validation import check_binary, check_choice, check_probabilities
+from .._validation import align_pandas, check_binary, check_choice, check_probabilities
 from ._alg1 import make_params
 from ._basis import (
     EXACT_MAX_VALUES,
@@ -66,6 +66,10 @@ __all__ = ["ScanResult", "bias_scan", "score_subset", "DEFAULT_Q_BOUNDS"]
 
 def _prepare(data, observations, expectations, value_labels, bins=None,
              max_values=DEFAULT_MAX_VALUES):
+    # pandas arguments aligned on their index (same labels in another order: reordered to the
+    # first pandas argument's rows) or refused, never matched by position
+    aligned = align_pandas(data=data, observations=observations, expectations=expectations)
+    data, observations, expectations = aligned.values()
     enc = encode_data(data, value_labels, bins=bins, max_values=max_values)
     n = enc.codes.shape[0]
     y = check_binary(observations, "observations")
@@ -360,7 +364,10 @@ def bias_scan(
     Args:
       data: DataFrame of categorical columns (string, category, int, bool, or integral float), or a
         2-D array (columns named 0..M-1; with ``value_labels`` its entries are integer codes).
-        ``group=`` is accepted as an alias.
+        ``group=`` is accepted as an alias. pandas arguments (``data``, ``observations``,
+        ``expectations``) are aligned on their index, never matched by position: the same labels
+        in another order are reordered to the first pandas argument's rows; any other
+        difference is a ``ValueError`` naming the argument.
       observations: binary outcomes y (0/1), one per row.
       expectations: probabilities p in [0, 1], one per row (not all 0/1).
       direction: ``"positive"`` (q > 1) or ``"negative"`` (q < 1).

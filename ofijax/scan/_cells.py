@@ -13,7 +13,7 @@ distribution of a row-level Bernoulli draw summed over the cell, drawn here from
 draws differ from the row-level test's, so p-values agree in distribution, not bit for bit). Bias
 Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of Binomials over the
 cell's (p value, count) pairs, with continuous p the replicate sums must be generated in the data
-pass (R sums per cell); neither is implemented yet, so ``num_replicates`` with ``kind="bias"``
+pass (R sums per cell); neither is implemented yet, so ``num_samples`` with ``kind="bias"``
 raises.
 
 Under ``jax.distributed`` (several processes, e.g. hosts) each process runs an equal share of the
@@ -24,12 +24,14 @@ whatever the number of processes, so the p-value does not depend on it.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._validation import align_pandas
 from ._basis import Basis, make_basis
 from ._engine import Problem, cell_bucket, cell_mask, scan_arrays
 from ._randomization import p_value, replicate_key
@@ -88,12 +90,14 @@ def chebyshev_cell_features(p_rows, cell_index, num_cells: int, *, direction: st
     """Chebyshev cell features ``(num_cells, K)`` of rows with expectations ``p_rows`` (NumPy).
 
     The same features :func:`~ofijax.scan.bias_scan` computes with ``basis="chebyshev"``; linear
-    in the rows, so sums over batches are the features of the union.
+    in the rows, so sums over batches are the features of the union. pandas ``p_rows`` and
+    ``cell_index`` are aligned on their index (or refused), never matched by position.
     """
     with jax.enable_x64(True):
         b = make_basis("chebyshev", direction=direction, q_bounds=q_bounds, reduced=False)
         k = b.num_features
         e = np.expm1(np.asarray(b.values))
+    p_rows, cell_index = align_pandas(p_rows=p_rows, cell_index=cell_index).values()
     p = np.asarray(p_rows, np.float64)
     idx = np.asarray(cell_index, np.int64)
     vals = np.zeros((num_cells, k), np.float64)
@@ -148,8 +152,9 @@ def scan_cells(
     q_bounds: tuple[float, float] = (1e-6, 1e6),
     max_steps: int | None = None,
     p_epsilon: float = 1e-6,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     replicate_chunk: int | None = None,
+    num_replicates: int | None = None,
 ) -> CellScan:
     r"""Run FPR-/TPR-Scan (``kind="rate"``) or Bias Scan (``kind="bias"``) on cell statistics.
 
@@ -164,7 +169,8 @@ def scan_cells(
         (:func:`chebyshev_cell_features` for ``direction`` and ``q_bounds``).
       key: as in the row-level scans (default ``jax.random.key(0)``); replicates use keys derived
         from it, and their null outcome sums are Binomial draws from the counts.
-      num_replicates: Bernoulli-null replicates (rate scans only; Bias Scan raises).
+      num_samples: Bernoulli-null replicates (rate scans only; Bias Scan raises).
+      num_replicates: deprecated name of ``num_samples`` (``DeprecationWarning``).
 
     Returns:
       :class:`CellScan`.
@@ -175,6 +181,16 @@ def scan_cells(
       >>> r.cells.tolist(), round(r.score, 3)
       ([True, False], 34.062)
     """
+    if num_replicates is not None:
+        warnings.warn(
+            "scan_cells: num_replicates is deprecated; use num_samples (the library-wide name "
+            "for the number of random draws).", DeprecationWarning, stacklevel=2)
+        if num_samples not in (None, 0) and num_samples != num_replicates:
+            raise ValueError(
+                "num_samples: given together with the deprecated num_replicates; pass only "
+                "num_samples.")
+        num_samples = num_replicates
+    num_replicates = num_samples
     cell_codes = np.asarray(cell_codes, np.int32)
     n = np.asarray(n, np.float64)
     pos = np.asarray(positives, np.float64)
@@ -211,7 +227,7 @@ def scan_cells(
         if num_replicates:
             if kind != "rate":
                 raise ValueError(
-                    "num_replicates: from cell statistics only FPR-/TPR-Scan replicates are "
+                    "num_samples: from cell statistics only FPR-/TPR-Scan replicates are "
                     "drawn here; run Bias Scan's test on rows.")
             r_total = int(num_replicates)
             keys = jax.random.split(replicate_key(key), r_total)

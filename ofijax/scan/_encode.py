@@ -18,6 +18,7 @@ __all__ = [
     "build_cells",
     "stable_argsort",
     "to_frame",
+    "check_unique_columns",
     "bin_columns",
     "DEFAULT_MAX_VALUES",
 ]
@@ -131,6 +132,19 @@ def _encode_column(col: pd.Series, name: Any) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int32), np.asarray(uniques)
 
 
+def check_unique_columns(frame: pd.DataFrame, name: str = "data") -> None:
+    """Refuse a DataFrame whose column names repeat (``frame[c]`` would be a DataFrame and a
+    subgroup ``{c: values}`` ambiguous): one ``ValueError`` naming the duplicated names."""
+    cols = frame.columns
+    if not cols.is_unique:
+        dup = list(dict.fromkeys(cols[cols.duplicated()].tolist()))
+        raise ValueError(
+            f"{name}: duplicate column name(s) {dup!r}; every attribute needs its own name "
+            "(a subgroup is written {column: values}). Rename or drop the repeated columns, "
+            "e.g. data.loc[:, ~data.columns.duplicated()]."
+        )
+
+
 def to_frame(data: Any) -> pd.DataFrame:
     """``data`` as a DataFrame: a Series becomes one column, a 1-D/2-D array columns ``0..M-1``.
 
@@ -139,6 +153,7 @@ def to_frame(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.Series):
         return data.to_frame()
     if isinstance(data, pd.DataFrame):
+        check_unique_columns(data)
         return data
     if data is None:
         raise ValueError("data: required; pass a DataFrame (or 2-D array) of attribute columns.")

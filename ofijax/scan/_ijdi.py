@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import (
+    align_pandas,
     as_numpy,
     check_binary,
     check_choice,
@@ -114,13 +115,20 @@ class _Side(NamedTuple):
     value_labels: object
     side: str
     beneficial_label: int
+    note: str | None = None  # the threshold applied to y_pred, in words (None: 0/1 as given)
 
 
 # ---------------------------------------------------------------------------------------------
 # Input handling
 
 
-def _recommendations(y_pred, threshold, threshold_rule, n) -> np.ndarray:
+def _recommendations(y_pred, threshold, threshold_rule, n, fn="fpr_scan", stacklevel=5):
+    """``(decisions (n,) float64 0/1, note)``: ``y_pred`` as binary decisions, and the words the
+    result's description records about the threshold applied (``None`` when none was needed).
+
+    The one rule of ofijax: predictions that are not all 0/1 (scores, probabilities) become
+    decisions only through a threshold; with ``threshold=None`` 0.5 is applied with a
+    ``UserWarning`` (pass ``threshold=`` to choose it and silence the warning)."""
     check_choice(threshold_rule, "threshold_rule", ("ge", "gt"))
     s = as_numpy(y_pred, "y_pred")
     if s.dtype == bool:
@@ -135,6 +143,12 @@ def _recommendations(y_pred, threshold, threshold_rule, n) -> np.ndarray:
         raise ValueError(
             f"y_pred: must be 1-D with one value per row of data ({n}); got shape {s.shape}."
         )
+    binary = bool(np.all((s == 0) | (s == 1)))
+    default = threshold is None
+    if default:
+        if binary:
+            return s, None
+        threshold = 0.5
     t = as_numpy(threshold, "threshold")
     if t.dtype.kind not in "iuf":
         raise ValueError(f"threshold: must be a number or one number per row; got {threshold!r}.")
@@ -144,12 +158,45 @@ def _recommendations(y_pred, threshold, threshold_rule, n) -> np.ndarray:
         raise ValueError(
             f"threshold: must be a scalar or one value per row ({n}); got shape {t.shape}."
         )
-    return (s >= t if threshold_rule == "ge" else s > t).astype(np.float64)
+    out = (s >= t if threshold_rule == "ge" else s > t).astype(np.float64)
+    if binary and np.array_equal(out, s):  # 0/1 predictions pass unchanged: nothing to record
+        return out, None
+    op = "≥" if threshold_rule == "ge" else ">"
+    at = "per-row thresholds" if t.ndim == 1 else f"{float(t):g}"
+    if default:
+        warnings.warn(
+            f"{fn}: y_pred holds values other than 0/1 (scores or probabilities), so they were "
+            f"turned into decisions at the threshold 0.5 (y_pred {op} 0.5 → 1), the default; the "
+            "result's description records it. Pass threshold= (e.g. threshold=0.5) to choose "
+            "the threshold and silence this warning, or pass 0/1 decisions.",
+            UserWarning, stacklevel=stacklevel)
+        return out, f"predictions thresholded at 0.5 (default; y_pred {op} 0.5 → 1)"
+    return out, f"predictions thresholded at {at} (given; y_pred {op} threshold → 1)"
+
+
+def _check_missing(frame: pd.DataFrame, rows: np.ndarray, side: str) -> None:
+    """Refuse missing attribute values anywhere in ``frame`` (a result's ``total_size`` counts
+    the rows of both classes), saying how many there are and how many the scanned side holds."""
+    for name in frame.columns:
+        na = np.asarray(frame[name].isna(), bool)
+        total = int(na.sum())
+        if total:
+            used = int(na[rows].sum())
+            raise ValueError(
+                f"data: column {name!r} has {total} missing (NaN/None) value"
+                f"{'s' if total > 1 else ''} ({used} among the {rows.size} rows this scan uses, "
+                f"side={side!r}); drop those rows or map missing to an explicit category first."
+            )
 
 
 def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule, value_labels,
-                  beneficial_label, bins, max_values):
+                  beneficial_label, bins, max_values, fn="fpr_scan", stacklevel=4):
     check_choice(side, "side", ("negative", "positive"))
+    # pandas arguments aligned on their index (same labels in another order: reordered to the
+    # first pandas argument's rows) or refused, never matched by position
+    aligned = align_pandas(data=data, y_true=y_true, y_pred=y_pred, p_true=p_true,
+                           threshold=threshold)
+    data, y_true, y_pred, p_true, threshold = aligned.values()
     frame = to_frame(data)
     n = frame.shape[0]
     y = check_binary(y_true, "y_true")
@@ -157,7 +204,7 @@ def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
         raise ValueError(
             f"y_true: must be 1-D with one label per row of data ({n}); got shape {y.shape}."
         )
-    yhat = _recommendations(y_pred, threshold, threshold_rule, n)
+    yhat, note = _recommendations(y_pred, threshold, threshold_rule, n, fn, stacklevel + 1)
     p = None
     if p_true is not None:
         p = check_probabilities(p_true, "p_true")
@@ -169,11 +216,13 @@ def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
     if beneficial_label == 1:  # the engine works in the harm orientation (1 = harmful)
         y, yhat = 1 - y, 1.0 - yhat
         p = None if p is None else 1.0 - p
+    label = 0 if side == "negative" else 1
+    rows = np.flatnonzero(y == label)
+    if value_labels is None and frame.shape[1]:
+        _check_missing(frame, rows, side)
     edges: dict = {}
     if value_labels is None and frame.shape[1] and n:
         frame, edges = bin_columns(frame, bins, max_values)
-    label = 0 if side == "negative" else 1
-    rows = np.flatnonzero(y == label)
     if rows.size == 0:
         true = beneficial_label if side == "negative" else 1 - beneficial_label
         raise ValueError(
@@ -184,7 +233,7 @@ def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
     enc = encode_data(frame.iloc[rows].reset_index(drop=True), value_labels, max_values=None)
     enc = enc._replace(edges=edges)
     return _Side(rows, enc, yhat[rows], None if p is None else p[rows], n, frame, value_labels,
-                 side, beneficial_label)
+                 side, beneficial_label, note)
 
 
 def _total_rows(side: _Side, subset: dict) -> np.ndarray:
@@ -220,9 +269,10 @@ def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, c
     t_label = b if side.side == "negative" else 1 - b
     name = {"rate": "FPR-Scan" if side.side == "negative" else "TPR-Scan",
             "ijdi": f"IJDI-Scan (lambda = {lam:g})"}[kind]
+    note = f"; {side.note}" if side.note else ""
     if not score > 0:
         return (f"{name}: no subgroup detected among the rows whose true outcome is {truth} "
-                f"(y_true = {t_label})")
+                f"(y_true = {t_label}){note}")
     later = f" (not in the {rank} earlier find{'s' if rank > 1 else ''})" if rank else ""
     text = (f"{name}: among rows whose true outcome is {truth} (y_true = {t_label}), those with "
             f"{subset_text(subset)}{later} are {verb} (y_pred = {b if side.side == 'positive' else 1 - b})"
@@ -238,7 +288,7 @@ def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, c
         text += "; " + UNBOUNDED_TEXT.format(
             what=f"every row of S with true outcome {truth} is predicted harmful", cap=cap,
             score=score, short="every row positive")
-    return text
+    return text + note
 
 
 def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=(),
@@ -414,16 +464,25 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
 
 _COMMON_ARGS = """
       data: DataFrame (or 2-D array) of categorical attributes, all rows (both classes);
-        ``group=`` is an alias.
+        ``group=`` is an alias. pandas arguments (``data``, ``y_true``, ``y_pred``, ``p_true``,
+        a per-row ``threshold``) are aligned on their index, never matched by position: the same
+        labels in another order are reordered to the first pandas argument's rows; any other
+        difference is a ``ValueError`` naming the argument. Missing attribute values are refused
+        (in any row: ``total_size`` counts both classes).
       y_true: binary true outcomes (0/1); with the default ``beneficial_label=1``, 1 is the
         beneficial outcome (e.g. "did not reoffend", "repaid"), as in :func:`ofijax.audit`.
-      y_pred: binary predictions in the same orientation, or scores turned into predictions by
-        ``threshold`` (``1[score ≥ threshold]``, then read with ``beneficial_label``).
+      y_pred: binary predictions (0/1) in the same orientation, or scores/probabilities turned
+        into predictions by ``threshold`` (``1[score ≥ threshold]``, then read with
+        ``beneficial_label``).
       beneficial_label: 1 (default: label 1 = beneficial) or 0 (the data's 1 is the harmful
         outcome, the IJDI paper's orientation, e.g. COMPAS recidivism). The scans run internally
         in the harm orientation; results are the same for both spellings of the same data.
-      threshold: scalar or per-row threshold (binary ``y_pred`` passes unchanged for any
-        threshold in (0, 1]).
+      threshold: ``None`` (default), a scalar or a per-row threshold. 0/1 ``y_pred`` passes
+        unchanged (for ``None`` or any threshold in (0, 1]). Other values (scores,
+        probabilities) become decisions only through a threshold: with ``None``, 0.5 is applied
+        with a ``UserWarning`` (pass ``threshold=`` to choose it and silence the warning). The
+        threshold applied to non-binary ``y_pred`` is recorded at the end of the result's
+        ``description`` ("predictions thresholded at 0.5 (default; ...)" or "... (given; ...)").
       threshold_rule: ``"ge"`` (``1[s ≥ θ]``, the paper) or ``"gt"`` (strict, the reference code).
       penalty: complexity penalty per listed value (default 0.1, the IJDI reference's).
       num_restarts, q_bounds, max_steps, value_labels, bins, max_values: as in
@@ -451,7 +510,8 @@ def _rate_scan(side_name, data, y_true, y_pred, *, beneficial_label, threshold, 
     rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,
                                null=null, replicate_chunk=replicate_chunk, stacklevel=4)
     side = _prepare_side(data, y_true, y_pred, None, side_name, threshold, threshold_rule,
-                         value_labels, b, bins, max_values)
+                         value_labels, b, bins, max_values,
+                         fn="fpr_scan" if side_name == "negative" else "tpr_scan", stacklevel=4)
     spec = NullSpec("rate", rnd.null, opts.num_restarts, opts.max_steps,
                     t_bounds=(0.0, math.log(opts.q_bounds[1])))
     return _drive(spec, side, 0.0, opts, rnd)
@@ -463,7 +523,7 @@ def fpr_scan(
     y_pred=None,
     *,
     beneficial_label: int = 1,
-    threshold=0.5,
+    threshold=None,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
     num_restarts: int = 10,
@@ -487,14 +547,14 @@ def fpr_scan(
     In the IJDI paper's harm orientation (1 = harmful) this is a raised false-positive rate of the
     harmful prediction, hence the name. On the rows whose true outcome is beneficial,
     :math:`D_N`, the scan outcome is a harmful prediction :math:`\hat p_{i,b}` and every row's
-    null rate is their overall rate :math:`ar p_b`; Bias Scan with q > 1 maximises
+    null rate is their overall rate :math:`\bar p_b`; Bias Scan with q > 1 maximises
 
     .. math::
 
-        F(S) = \max_{q \ge 1} \Bigl[	extstyle\sum_{S} \hat p_{i,b} \log q
-               - |S| \log(1 - ar p_b + q ar p_b)\Bigr] - c \cdot \#	ext{values listed},
+        F(S) = \max_{q \ge 1} \Bigl[\textstyle\sum_{S} \hat p_{i,b} \log q
+               - |S| \log(1 - \bar p_b + q \bar p_b)\Bigr] - c \cdot \#\text{values listed},
 
-    i.e. :math:`|S|\,\mathrm{KL}(\mathrm{rate}(S) \Vert ar p_b)` when rate(S) > p̄_b. This
+    i.e. :math:`|S|\,\mathrm{KL}(\mathrm{rate}(S) \Vert \bar p_b)` when rate(S) > p̄_b. This
     equals :func:`ijdi_scan` with ``lam=0, side="negative"``.
 
     Args:{args}
@@ -528,7 +588,7 @@ def tpr_scan(
     y_pred=None,
     *,
     beneficial_label: int = 1,
-    threshold=0.5,
+    threshold=None,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
     num_restarts: int = 10,
@@ -582,7 +642,7 @@ def ijdi_scan(
     beneficial_label: int = 1,
     mode: str = "reference",
     max_adjustments: int = 100,
-    threshold=0.5,
+    threshold=None,
     threshold_rule: str = "ge",
     penalty: float = 0.1,
     num_restarts: int | None = None,
@@ -607,10 +667,10 @@ def ijdi_scan(
     the benefit; ``"positive"``: rows whose true outcome is harmful, scanned for being given the
     benefit less often) the IJDI criterion allows a subgroup's excess rate of harmful predictions
     up to λ times its excess true risk of the harmful outcome (paper eq. 3):
-    :math:`\sum_{S}(\hat p_{i,b} - ar p_b) \le \lambda \sum_{S}(p_i - ar p)`. Bias Scan
+    :math:`\sum_{S}(\hat p_{i,b} - \bar p_b) \le \lambda \sum_{S}(p_i - \bar p)`. Bias Scan
     (q > 1) runs with scan outcome :math:`\hat p_{i,b}` (a harmful prediction) and null rate
 
-    .. math:: \hat p_{i,\mathrm{scan} = ar p_b + \lambda\,(p_i - ar p),
+    .. math:: \hat p_{i,\mathrm{scan}} = \bar p_b + \lambda\,(p_i - \bar p),
 
     means over the side's rows, clipped to [0, 1]; here :math:`p_i` is the probability of the
     *harmful* outcome (``1 − p_true`` when ``beneficial_label=1``). Algorithm 1 then checks S:
@@ -683,7 +743,7 @@ def ijdi_scan(
             "p_true: required; pass base-rate probabilities (e.g. estimate_true_probabilities)."
         )
     side_ = _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
-                          value_labels, b, bins, max_values)
+                          value_labels, b, bins, max_values, fn="ijdi_scan", stacklevel=3)
     spec = NullSpec("ijdi", rnd.null, opts.num_restarts, opts.max_steps,
                     t_bounds=(0.0, math.log(opts.q_bounds[1])),
                     history=max(_HISTORY, cap + 1))

@@ -18,7 +18,14 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from .._validation import as_pandas, check_binary, check_choice, check_nonnegative_scalar
+from .._validation import (
+    align_pandas,
+    as_pandas,
+    check_binary,
+    check_choice,
+    check_nonnegative_scalar,
+)
+from ._encode import check_unique_columns
 
 __all__ = ["estimate_true_probabilities", "lambda_from_costs", "one_hot_design"]
 
@@ -30,6 +37,7 @@ def _frame(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.Series):
         return data.to_frame()
     if isinstance(data, pd.DataFrame):
+        check_unique_columns(data)
         return data
     arr = np.asarray(data)
     if arr.ndim == 1:
@@ -182,7 +190,9 @@ def estimate_true_probabilities(
 
     Args:
       data: DataFrame (or 2-D array) of categorical attributes.
-      y_true: binary outcomes (0/1).
+      y_true: binary outcomes (0/1). pandas arguments are aligned on their index (the same
+        labels in another order: reordered to ``data``'s rows; else ``ValueError``); the
+        probabilities are in the order of the first pandas argument's rows.
       model: ``"logistic"`` (the only model for now).
       l2: ridge strength ≥ 0, ``1/C`` in scikit-learn terms (default 1, i.e. ``C = 1``).
       drop_first: see :func:`one_hot_design`. The IJDI reference drops, on COMPAS,
@@ -209,6 +219,8 @@ def estimate_true_probabilities(
         cross_fit < 0 or cross_fit == 1
     ):
         raise ValueError(f"cross_fit: must be 0 (in-sample) or an integer k ≥ 2; got {cross_fit!r}.")
+    # pandas arguments aligned on their index or refused, never matched by position
+    data, y_true = align_pandas(data=data, y_true=y_true).values()
     y = check_binary(y_true, "y_true").astype(np.float64)
     X, _ = one_hot_design(data, drop_first)
     if X.shape[1] > _MAX_DESIGN_COLUMNS:  # Newton's method solves a D × D system: refuse, don't hang

@@ -30,7 +30,7 @@ def audit_counts(
     *,
     alpha: float = 0.05,
     null: str = "pooled",
-    method: str = "exact",
+    method: str = "auto",
     correction: str = "holm",
     confidence: float = 0.95,
     num_samples: int = 2000,
@@ -49,7 +49,11 @@ def audit_counts(
     Args:
       key: PRNG key or int seed (bootstrap, Monte Carlo).
       counts: :class:`GroupCounts` (already oriented: positive = beneficial).
-      alpha, null, method, correction, confidence, num_samples, di_variant, min_group_size: as in
+      method: how the OFI p-values are computed, ``"auto" | "exact" | "saddlepoint" |
+        "monte_carlo"`` (default ``"auto"``: exact where that is affordable, else the accurate
+        approximation; the report says which), passed to
+        :func:`ofijax.auditing.audit_from_counts` as :func:`ofijax.audit` does.
+      alpha, null, correction, confidence, num_samples, di_variant, min_group_size: as in
         :func:`ofijax.audit` (``num_bootstrap``/``num_null_samples`` are deprecated names of
         ``num_samples``).
       beneficial_label: recorded in ``settings`` only (the counts carry the orientation).
@@ -99,6 +103,13 @@ class CellScanResult(NamedTuple):
       p_value: Bernoulli-null randomization p-value (NaN without a test).
       null_scores: ``(R,)`` replicate scores (None without a test).
       rate: the side's overall rate p̄_b (FPR or TPR).
+      description: what the result means, in words (the wording of
+        :attr:`ofijax.scan.ScanResult.description`): which rate is raised for which rows, both
+        rates, both sizes, and a warning when the score is an artefact of the q cap.
+      total_size: rows of the subgroup in the whole statistics, both true labels.
+      observed_rate: rate of the harmful prediction among the scanned rows of the subgroup.
+      expected_rate: the side's overall rate clamped into ``[p_epsilon, 1 − p_epsilon]``.
+      unbounded: q ran to the end of ``q_bounds`` (the score measures the cap).
     """
 
     subset: dict
@@ -110,6 +121,11 @@ class CellScanResult(NamedTuple):
     p_value: float
     null_scores: Any
     rate: float
+    description: str = ""
+    total_size: int = 0
+    observed_rate: float = math.nan
+    expected_rate: float = math.nan
+    unbounded: bool = False
 
 
 def _py(v):
@@ -158,8 +174,65 @@ def _subset(columns, labels, mask, listed, normalize):
     return out
 
 
+_SIDE_TEXT = {  # the wording of ofijax.scan.fpr_scan / tpr_scan's descriptions
+    "negative": ("beneficial", "denied the benefit", "more",
+                 "a raised false-negative rate of the beneficial outcome (the IJDI paper's raised "
+                 "false-positive rate of the harmful prediction)"),
+    "positive": ("harmful", "given the benefit", "less",
+                 "a raised true-positive rate of the harmful outcome, i.e. a lowered "
+                 "false-positive rate of the beneficial outcome"),
+}
+_UNBOUNDED_TEXT = (
+    "unbounded: {what}, so q runs to its cap {cap:g} and the score ({score:.2f}) measures "
+    "q_bounds, not an effect size; read it as '{short}', not as a ranked finding"
+)
+
+
+def _subset_text(subset: dict) -> str:
+    if not subset:
+        return "all rows"
+    return " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in subset.items())
+
+
+def _describe(side, b, subset, total, size, score, q, obs, exp, unbounded, cap, p_val) -> str:
+    """The description :func:`ofijax.scan.fpr_scan` / ``tpr_scan`` give the same result."""
+    truth, verb, how, rate = _SIDE_TEXT[side]
+    t_label = b if side == "negative" else 1 - b
+    name = "FPR-Scan" if side == "negative" else "TPR-Scan"
+    if not score > 0:
+        return (f"{name}: no subgroup detected among the rows whose true outcome is {truth} "
+                f"(y_true = {t_label})")
+    text = (f"{name}: among rows whose true outcome is {truth} (y_true = {t_label}), those with "
+            f"{_subset_text(subset)} are {verb} (y_pred = {b if side == 'positive' else 1 - b})"
+            f" {how} often than expected — predicted harmful at rate {obs:.3f} vs expected "
+            f"{exp:.3f}: {rate}. Subgroup: {total} rows in all, {size} with true outcome {truth}; "
+            f"odds ×{q:.3g}, score {score:.2f}")
+    if not math.isnan(p_val):
+        text += f"; p = {p_val:.3g}"
+    if unbounded:
+        text += "; " + _UNBOUNDED_TEXT.format(
+            what=f"every row of S with true outcome {truth} is predicted harmful", cap=cap,
+            score=score, short="every row positive")
+    return text
+
+
+def _num_samples(num_samples, num_replicates, fn):
+    """``num_samples``, or the deprecated ``num_replicates`` (with a ``DeprecationWarning``)."""
+    import warnings
+
+    if num_replicates is None:
+        return num_samples
+    warnings.warn(f"{fn}: num_replicates is deprecated; use num_samples (the library-wide name "
+                  "for the number of random draws).", DeprecationWarning, stacklevel=3)
+    if num_samples not in (None, 0) and num_samples != num_replicates:
+        raise ValueError(
+            "num_samples: given together with the deprecated num_replicates; pass only "
+            "num_samples.")
+    return num_replicates
+
+
 def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-               num_replicates, replicate_chunk, beneficial_label=1):
+               num_samples, replicate_chunk, beneficial_label=1):
     if not isinstance(cells, CellStats):
         raise TypeError(f"cells: must be a CellStats; got {type(cells).__name__}.")
     if isinstance(beneficial_label, bool) or beneficial_label not in (0, 1):
@@ -167,22 +240,40 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
     if beneficial_label == 1:  # the engine scans in the harm orientation (1 = harmful)
         cells = cells.flip()
     codes, nv, n_c, y_c, labels = _encode(cells, label)
-    if num_replicates and key is None:
+    if num_samples and key is None:
         raise ValueError(
             "key: the randomization test draws random replicates; pass a key (or an int seed).")
     key = None if key is None else as_key(key)
     r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=key, penalty=penalty,
                    num_restarts=num_restarts, q_bounds=q_bounds, max_steps=max_steps,
-                   p_epsilon=p_epsilon, num_replicates=num_replicates,
+                   p_epsilon=p_epsilon, num_samples=num_samples,
                    replicate_chunk=replicate_chunk)
     detected = r.score > 0
+    subset = _subset(cells.columns, labels, r.mask, r.listed, True) if detected else {}
+    size = int(n_c[r.cells].sum()) if detected else 0
+    q = r.q if detected else 1.0
+    # the subgroup's rows in the whole statistics (both true labels), as the row scans count them
+    total = 0
+    if detected:
+        inside = np.ones(np.asarray(cells.n).shape[0], bool)
+        for m, col in enumerate(cells.columns):
+            if col in subset:
+                inside &= np.asarray(pd.Series(np.asarray(cells.values[m])).isin(
+                    list(subset[col])), bool)
+        total = int(np.asarray(cells.n, np.int64)[inside].sum())
+    obs = float(y_c[r.cells].sum() / size) if size else math.nan
+    exp = float(np.clip(y_c.sum() / n_c.sum(), p_epsilon, 1 - p_epsilon)) if size else math.nan
+    cap = math.log(q_bounds[1])
+    unbounded = bool(detected and abs(math.log(q) - cap) <= 1e-6 * max(1.0, abs(cap)))
+    side = "negative" if label == 0 else "positive"
     return CellScanResult(
-        subset=_subset(cells.columns, labels, r.mask, r.listed, True) if detected else {},
-        score=r.score, q=r.q if detected else 1.0,
-        size=int(n_c[r.cells].sum()) if detected else 0, converged=r.converged,
+        subset=subset, score=r.score, q=q, size=size, converged=r.converged,
         listed=_subset(cells.columns, labels, r.mask, r.listed, False) if detected else {},
         p_value=r.p_value, null_scores=r.null_scores,
         rate=float(y_c.sum() / n_c.sum()) if n_c.sum() else math.nan,
+        description=_describe(side, int(beneficial_label), subset, total, size, r.score, q, obs,
+                              exp, unbounded, q_bounds[1], r.p_value),
+        total_size=total, observed_rate=obs, expected_rate=exp, unbounded=unbounded,
     )
 
 
@@ -196,8 +287,9 @@ def fpr_scan_cells(
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
     p_epsilon: float = 1e-6,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     replicate_chunk: int | None = None,
+    num_replicates: int | None = None,
 ) -> CellScanResult:
     r"""FPR-Scan (:func:`ofijax.scan.fpr_scan`) from cell statistics.
 
@@ -210,6 +302,8 @@ def fpr_scan_cells(
     while a randomization test needs an explicit key). The Bernoulli-null test draws each replicate's cell sums as
     Binomial(n_c, p̄_b), the distribution of the row-level draws summed over the cell (so the
     p-value agrees in distribution, not draw for draw, with the row-level test).
+    ``num_samples`` is the number of replicates (0: no test; ``num_replicates`` is its
+    deprecated name). ``description`` says the result in the words of the row-level scan's.
 
     Examples:
       >>> import numpy as np
@@ -218,9 +312,12 @@ def fpr_scan_cells(
       >>> r = fpr_scan_cells(cs, beneficial_label=0)
       >>> r.subset, r.size, round(r.score, 3)
       ({'g': ('a',)}, 100, 34.062)
+      >>> print(r.description)  # doctest: +NORMALIZE_WHITESPACE
+      FPR-Scan: among rows whose true outcome is beneficial (y_true = 0), those with g in {a} are denied the benefit (y_pred = 1) more often than expected — predicted harmful at rate 0.880 vs expected 0.490: a raised false-negative rate of the beneficial outcome (the IJDI paper's raised false-positive rate of the harmful prediction). Subgroup: 100 rows in all, 100 with true outcome beneficial; odds ×7.63, score 34.06
     """
+    num_samples = _num_samples(num_samples, num_replicates, "fpr_scan_cells")
     return _rate_scan(cells, 0, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-                      num_replicates, replicate_chunk, beneficial_label)
+                      num_samples, replicate_chunk, beneficial_label)
 
 
 def tpr_scan_cells(
@@ -233,12 +330,14 @@ def tpr_scan_cells(
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
     p_epsilon: float = 1e-6,
-    num_replicates: int = 0,
+    num_samples: int = 0,
     replicate_chunk: int | None = None,
+    num_replicates: int | None = None,
 ) -> CellScanResult:
     """TPR-Scan (:func:`ofijax.scan.tpr_scan`) from cell statistics: the label-1 cells.
 
     Arguments as in :func:`fpr_scan_cells`.
     """
+    num_samples = _num_samples(num_samples, num_replicates, "tpr_scan_cells")
     return _rate_scan(cells, 1, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-                      num_replicates, replicate_chunk, beneficial_label)
+                      num_samples, replicate_chunk, beneficial_label)
