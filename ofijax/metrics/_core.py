@@ -248,13 +248,19 @@ def disparate_impact(
     return di
 
 
-def _selection_rates(ci: jax.Array, cj: jax.Array, variant: str) -> tuple[jax.Array, jax.Array]:
-    """The two groups' rates compared by DI: P̂/n (``"paper"``) or P̂/P (``"pp_over_p"``)."""
+def _cross_rates(ci: jax.Array, cj: jax.Array, variant: str) -> tuple[jax.Array, jax.Array]:
+    """``(r_i d_i d_j, r_j d_i d_j)`` = ``(P̂_i d_j, P̂_j d_i)`` with d = n (``"paper"``) or P
+    (``"pp_over_p"``): the two rates on one denominator, so their ratio is one rounding of the exact
+    fraction (products of counts below 2⁵³ are exact); NaN where a rate is undefined (d = 0)."""
     if variant == "paper":
-        return (safe_divide(ci[..., TP] + ci[..., FP], _total(ci)),
-                safe_divide(cj[..., TP] + cj[..., FP], _total(cj)))
-    return (safe_divide(ci[..., TP] + ci[..., FP], ci[..., TP] + ci[..., FN]),
-            safe_divide(cj[..., TP] + cj[..., FP], cj[..., TP] + cj[..., FN]))
+        di_, dj_ = _total(ci), _total(cj)
+    else:
+        di_, dj_ = ci[..., TP] + ci[..., FN], cj[..., TP] + cj[..., FN]
+    a = (ci[..., TP] + ci[..., FP]) * dj_
+    b = (cj[..., TP] + cj[..., FP]) * di_
+    bad = (di_ == 0) | (dj_ == 0)
+    nan = jnp.full_like(a, jnp.nan)
+    return jnp.where(bad, nan, a), jnp.where(bad, nan, b)
 
 
 @_exact
@@ -262,6 +268,9 @@ def impact_ratio(cm_i: Any, cm_j: Any, *, variant: str = "paper") -> jax.Array:
     r"""Impact ratio of two groups: the lower selection rate over the higher (symmetric).
 
     .. math:: IR = \frac{\min(r_i, r_j)}{\max(r_i, r_j)} \in [0, 1], \qquad r = \hat P / n
+
+    computed as min(P̂_i n_j, P̂_j n_i) / max(...) (one rounding of the exact fraction on concrete
+    counts).
 
     This is the ratio of the four-fifths rule as regulators define it (NYC Local Law 144: a
     category's selection rate over the most-selected category's rate): IR < 4/5 fails. It does
@@ -280,7 +289,7 @@ def impact_ratio(cm_i: Any, cm_j: Any, *, variant: str = "paper") -> jax.Array:
     """
     v.check_choice(variant, "variant", _DI_VARIANTS)
     ci, cj = _pair(cm_i, cm_j)
-    ri, rj = _selection_rates(ci, cj, variant)
+    ri, rj = _cross_rates(ci, cj, variant)
     return safe_divide(jnp.minimum(ri, rj), jnp.maximum(ri, rj))
 
 
@@ -302,7 +311,7 @@ def four_fifths_pair(cm_i: Any, cm_j: Any, *, variant: str = "paper") -> jax.Arr
     """
     v.check_choice(variant, "variant", _DI_VARIANTS)
     ci, cj = _pair(cm_i, cm_j)
-    ri, rj = _selection_rates(ci, cj, variant)
+    ri, rj = _cross_rates(ci, cj, variant)
     ir = safe_divide(jnp.minimum(ri, rj), jnp.maximum(ri, rj))
     tol = _tie_tolerance(ir.dtype)
     out = jnp.where(ir < 0.8 - tol, jnp.sign(ri - rj), jnp.zeros_like(ir))
