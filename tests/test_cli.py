@@ -16,10 +16,18 @@ from ofijax.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_cli(*args, cwd=ROOT):
+@pytest.fixture(autouse=True)
+def _tmp_cwd(tmp_path, monkeypatch):
+    """Every test runs in a fresh folder: nothing in the checkout (an ofijax-report/ left by a user's
+    run) can change a result (#37 item 14)."""
+    monkeypatch.chdir(tmp_path)
+
+
+def run_cli(*args, cwd=None):
     env = dict(os.environ, JAX_PLATFORMS="cpu", OFIJAX_PROGRESS="0")
     return subprocess.run(
-        [sys.executable, "-m", "ofijax", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "ofijax", *args], cwd=cwd or os.getcwd(), env=env, capture_output=True,
+        text=True, timeout=600
     )
 
 
@@ -167,8 +175,8 @@ def test_error_messages(tmp_path, small_csv, capsys):
                 "--out", str(tmp_path / "o"), "--bootstrap", "0", "--no-plots", "--quiet", "--force"]
     assert main(nan_args) == 2
     err = errline(capsys)
-    assert "2 row(s) have missing values" in err and "'y': 2 (file lines 5, 12)" in err
-    assert "'region': 1 (file lines 12)" in err and "--dropna" in err
+    assert "2 row(s) have missing values" in err and "'y': 2 (lines 5, 12)" in err
+    assert "'region': 1 (line 12)" in err and "--dropna" in err
     assert main(nan_args + ["--dropna"]) == 0
     assert "dropped 2 row(s)" in capsys.readouterr().err
     assert json.loads((tmp_path / "o" / "report.json").read_text())["data"]["rows"] == len(df) - 2

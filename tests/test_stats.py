@@ -140,8 +140,8 @@ def test_rate_scans_from_cells_equal_row_scans(which, compas, random_df, tmp_pat
 
 def test_cell_randomization_test_finds_planted_and_is_reproducible(random_df):
     st = stats.collect(random_df, label="y", pred="yhat", attrs=["a", "b", "c", "d"])
-    r1 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1, beneficial_label=0)
-    r2 = stats.fpr_scan_cells(st.cells, num_replicates=19, key=1, beneficial_label=0)
+    r1 = stats.fpr_scan_cells(st.cells, num_samples=19, key=1, beneficial_label=0)
+    r2 = stats.fpr_scan_cells(st.cells, num_samples=19, key=1, beneficial_label=0)
     assert r1.subset == {"a": ("x",), "c": ("u",)}
     assert r1.p_value == pytest.approx(0.05)  # every null replicate scores below the planted one
     np.testing.assert_array_equal(r1.null_scores, r2.null_scores)
@@ -178,11 +178,11 @@ def test_bad_input_in_a_later_file_names_file_and_row(case, random_df, tmp_path)
         stats.collect(str(d), label="y", pred="yhat", group="g", batch_size=400)
     msg = str(ei.value)
     assert msg.startswith("data: ") and "part-2.parquet" in msg
-    start = len(np.array_split(np.arange(len(df)), 3)[0]) * 2
+    # #37 item 16: a Parquet file's 0-based row, within that file
     if case == "nan_group":
-        assert f"row {start + 6:,}" in msg and "'g'" in msg
+        assert "row 5 (0-based) of" in msg and "'g'" in msg
     elif case == "non_binary":
-        assert f"row {start + 8:,}" in msg and "not binary" in msg
+        assert "row 7 (0-based) of" in msg and "not binary" in msg
     else:
         assert "no column 'yhat'" in msg
 
@@ -243,7 +243,7 @@ def compas_files(compas, tmp_path_factory):
 
 
 AUDIT_ARGS = ("--label", "label_not_recid", "--pred", "pred_low_risk", "--group", "race",
-              "--bootstrap", "200", "--no-plots", "--quiet")
+              "--samples", "200", "--no-plots", "--quiet")
 
 
 def test_cli_stream_audit_and_scan_equal_in_memory(compas_files, tmp_path, capsys):
@@ -256,7 +256,7 @@ def test_cli_stream_audit_and_scan_equal_in_memory(compas_files, tmp_path, capsy
         assert a[k] == b[k], k
     assert b["data"]["rows"] == a["data"]["rows"]
     scan = ("--label", "label_not_recid", "--pred", "pred_low_risk", "--attr", *ATTRS,
-            "--replicates", "0")
+            "--samples", "0")
     assert _cli("scan", "--data", single, *scan, "--out", tmp_path / "smem") == 0
     assert _cli("scan", "--data", d, "--engine", "stream", *scan, "--out", tmp_path / "sst") == 0
     import json
@@ -282,7 +282,7 @@ def test_cli_bad_later_file_exits_2_and_writes_nothing(compas, tmp_path, capsys)
     assert _cli("audit", "--data", d, *AUDIT_ARGS, "--out", out) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "part-2.parquet" in err[0] and "not binary" in err[0]
-    assert "row 2,691" in err[0]  # 1,340 + 1,340 rows before the file, 11th row of it
+    assert "row 10 (0-based) of" in err[0]  # the 11th row of part-2 (#37 item 16)
     assert not out.exists()
 
 
@@ -432,14 +432,15 @@ def test_bad_value_in_a_late_batch_of_one_file(case, tmp_path):
     # through a file and through an iterator of polars batches: same batch and row
     pl = pytest.importorskip("polars")
     batches = [pl.from_pandas(df.iloc[i:i + 1000]) for i in range(0, n, 1000)]
-    for source, where in ((str(path), f"data: file '{path}', batch 4 (rows 3,001-4,000): "),
-                          (batches, "data: batch 4 (rows 3,001-4,000): ")):
+    # #37 item 16: 0-based rows (of the file, or over the batches), and the batch
+    for source, where in ((str(path), f"at row 3,456 (0-based) of '{path}' (batch 4);"),
+                          (batches, "at row 3,456 (0-based; batch 4);")):
         with pytest.raises(ValueError) as ei:
             stats.collect(source, label="y", pred="yhat", group="g", attrs=["g", "h"],
                           batch_size=1000)
         msg = str(ei.value)
-        assert msg.startswith(where + f"column {col!r} ") and "at row 3,457;" in msg, msg
-        expect = "value 2" if case == "non_binary" else "missing (null/NaN) value"
+        assert msg.startswith(f"data: column {col!r} ") and where in msg, msg
+        expect = "value 2" if case == "non_binary" else "missing (null/NaN/empty) value"
         assert expect in msg, msg
 
 
@@ -448,13 +449,13 @@ def test_missing_column_in_a_late_batch_and_bad_expectation(tmp_path):
     df = pd.DataFrame({"g": rng.choice(["a", "b"], 3000), "y": rng.integers(0, 2, 3000),
                        "yhat": rng.integers(0, 2, 3000), "p": rng.random(3000)})
     parts = [df.iloc[:1000], df.iloc[1000:2000], df.iloc[2000:].drop(columns=["yhat"])]
-    with pytest.raises(ValueError, match=r"^data: batch 3 \(rows 2,001-3,000\) has no column 'yhat'"):
+    with pytest.raises(ValueError, match=r"^data: batch 3 has no column 'yhat'"):
         stats.collect(iter(parts), label="y", pred="yhat", group="g")
     bad = df.copy()
     bad.loc[2500, "p"] = 1.5
     path = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), path, row_group_size=1000)
-    with pytest.raises(ValueError, match=r"batch 3 .*column 'p' must hold probabilities .* row 2,501"):
+    with pytest.raises(ValueError, match=r"column 'p' must hold probabilities .* row 2,500 \(0-based\) of .* \(batch 3\)"):
         stats.collect_bias(str(path), outcome="y", expectations="p", attrs=["g"], batch_size=1000)
 
 
@@ -469,12 +470,12 @@ def test_cli_scan_nan_group_in_late_batch_exits_2_and_writes_nothing(tmp_path, c
     d.mkdir()
     for i in range(2):
         df.iloc[i * 2000:(i + 1) * 2000].to_parquet(d / f"part-{i}.parquet", index=False)
-    for cmd, extra in (("scan", ("--attr", "race", "sex", "--replicates", "0")),
+    for cmd, extra in (("scan", ("--attr", "race", "sex", "--samples", "0")),
                        ("audit", ("--group", "race", "--no-plots", "--quiet"))):
         out = tmp_path / f"out-{cmd}"
         assert _cli(cmd, "--data", d, "--label", "y", "--pred", "yhat", *extra,
                     "--batch-size", "500", "--out", out) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "part-1.parquet" in err[0] and "batch 4" in err[0], err
-        assert "'race'" in err[0] and "row 4,000" in err[0], err
+        assert "'race'" in err[0] and "row 1,999 (0-based) of" in err[0], err
         assert not out.exists()

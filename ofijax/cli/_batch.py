@@ -127,8 +127,9 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
 
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
-    if args.method != "exact":
-        raise UserError("--method: batch audits (several --pred columns or --score) use exact p-values only.")
+    if args.method == "monte_carlo":
+        raise UserError("--method: a batch audit (several --pred columns or --score) takes auto, exact or "
+                        "saddlepoint; audit one model for Monte Carlo p-values.")
     if args.scan or args.attr:
         raise UserError("--scan: not available in a batch audit; scan the chosen candidate with `ofijax scan`.")
     df, desc, defaults = source(args)
@@ -179,12 +180,18 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
     from ofijax.auditing import audit_batch, pareto_frontier, select_candidates
 
     t0 = time.perf_counter()
-    ba = audit_batch(
-        prep["y"], sensitive_features=prep["sf"], sample_weight=prep["w"],
-        beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
-        correction=args.correction, across=args.across, di_variant=args.di_variant,
-        utility=args.utility, **inputs,
-    )
+    try:
+        ba = audit_batch(
+            prep["y"], sensitive_features=prep["sf"], sample_weight=prep["w"],
+            beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
+            method=args.method, correction=args.correction, across=args.across,
+            di_variant=args.di_variant, utility=args.utility, **inputs,
+        )
+    except (ValueError, TypeError) as exc:
+        from ofijax.cli._output import as_option
+
+        raise as_option(exc, {"scores": "--score", "thresholds": "--thresholds", "y_pred": "--pred",
+                              "across": "--across", "utility": "--utility"}) from None
     elapsed = time.perf_counter() - t0
     sev = ba.by_severity()
     fr_ofi = pareto_frontier(ba, fairness="max_abs_ofi")
@@ -238,7 +245,7 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
     n_c = len(ba.candidates)
     print(f"ofijax batch audit of {desc}: {len(prep['y'])} rows, groups by {', '.join(args.group)}, "
           f"label {args.label!r}, {what}")
-    print(f"{n_c} candidates x {ba.settings['num_pairs']} pairs, exact p-values ({args.null} null), "
+    print(f"{n_c} candidates x {ba.settings['num_pairs']} pairs, {args.method} p-values ({args.null} null), "
           f"{args.correction} within each candidate, {args.across} across all; alpha = {args.alpha}")
     if not args.quiet:
         cols = [c for c in ("threshold",) if c in sev.columns] + [

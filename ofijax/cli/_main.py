@@ -21,24 +21,31 @@ import zlib
 from typing import Any
 
 from ofijax.cli import _sources
-from ofijax.cli._output import CLIError, report_dir
+from ofijax.cli._output import (
+    CLIError,
+    as_option,
+    data_section,
+    option_name,
+    report_dir,
+)
 
-__all__ = ["main", "build_parser", "load_table", "prepare"]
+__all__ = ["main", "build_parser", "load_table", "prepare", "METHODS"]
+
+#: ``--method`` of ``ofijax audit``: the p-value methods of :func:`ofijax.audit`.
+METHODS = ("auto", "exact", "saddlepoint", "monte_carlo")
 
 EXIT_USAGE = 2
 
 _DESCRIPTION = """\
 ofijax: legally grounded fairness audits of binary classifiers.
 
-Commands:
-  audit      per-group metrics, pairwise OFI with significance, DI, verdicts, report files
-             (no --data: the embedded COMPAS data, as in the OFI paper)
-  scan       the worst subgroup by FPR-/TPR-/IJDI-Scan with a randomization p-value
-  simulate   Monte Carlo of B and OFI under a null model for given group sizes
-  table1     the OFI paper's Table 1 recomputed
-
-Run `ofijax COMMAND --help` for each command's options.
+Run `ofijax COMMAND --help` for each command's options; without --data, audit and scan use the
+embedded COMPAS data, as in the OFI paper.
 """
+
+#: The one missing-value rule of every engine (pandas, stream, spark), shown in the help.
+NA_RULE = ("missing values: an empty field (and a null/NaN in Parquet) is missing; any other text, "
+           "'NA' included, is a value (a group label) unless named by --na-values")
 
 
 UserError = CLIError  # an error in the user's input: reported in one line, exit status 2
@@ -49,8 +56,22 @@ UserError = CLIError  # an error in the user's input: reported in one line, exit
 # ------------------------------------------------------------------------------------------------
 
 
-def load_table(path: str):
-    """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``), TSV or Parquet file into a DataFrame."""
+def load_table(path: str, *, labels=(), na_values=()):
+    """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``), TSV or Parquet file into a DataFrame.
+
+    ``labels``: group/attribute columns, read as the strings in the file (``"01"``, ``"1"`` and
+    ``"1.0"`` are three groups; Parquet numbers as Arrow writes them, ``1.0`` → ``"1"``). The
+    missing-value rule of every engine: an empty CSV field (a null/NaN in Parquet) is missing,
+    and so is a value in ``na_values``; any other text (``"NA"``) is a value. A column name given
+    twice in the file is refused.
+
+    Example:
+        >>> import os, tempfile
+        >>> f = os.path.join(tempfile.mkdtemp(), "t.csv")
+        >>> _ = open(f, "w").write("y,g\\n1,01\\n0,1\\n1,NA\\n0,\\n")
+        >>> load_table(f, labels=["g"])["g"].tolist()
+        ['01', '1', 'NA', nan]
+    """
     import pandas as pd
 
     if not os.path.exists(path):
@@ -58,23 +79,53 @@ def load_table(path: str):
     if os.path.isdir(path):
         raise UserError(f"--data: {path!r} is a directory; pass a .csv or .parquet file.")
     low = path.lower()
+    na = [str(v) for v in (na_values or ())]
     try:
-        if low.endswith((".parquet", ".pq")):
+        if low.endswith((".parquet", ".pq", ".parq")):
             try:
-                return pd.read_parquet(path)
+                import pyarrow.parquet as pq
             except ImportError as exc:
                 raise UserError(
-                    f"--data: reading Parquet needs pyarrow or fastparquet ({exc}); "
-                    "install one or pass a CSV file."
+                    f"--data: reading Parquet needs pyarrow ({exc}); install it or pass a CSV file."
                 ) from None
+            tbl = pq.read_table(path)
+            _sources.unique_columns(tbl.column_names, path)
+            for c in labels:
+                if c in tbl.column_names:
+                    i = tbl.column_names.index(c)
+                    tbl = tbl.set_column(i, c, _label_strings(tbl.column(c), na))
+            return tbl.to_pandas()
         sep = "\t" if low.endswith((".tsv", ".tsv.gz", ".tab")) else ","
-        return pd.read_csv(path, sep=sep)
+        head = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+        names = head.iloc[0].tolist() if len(head) else []
+        _sources.unique_columns(names, path)
+        return pd.read_csv(path, sep=sep, dtype={c: str for c in labels if c in names},
+                           keep_default_na=False, na_values=["", *na])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, zlib.error,
             OSError, ValueError) as exc:
-        if isinstance(exc, FileNotFoundError):
+        if isinstance(exc, FileNotFoundError | CLIError):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"--data: cannot read {path!r} as a table ({msg}).") from None
+
+
+def _label_strings(col, na: list):
+    """An Arrow column of group labels as strings (NaN → null; ``na`` strings → null), as the
+    stream engine reads them (``ofijax.stats.collect(..., as_strings=True)``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(col.type):
+        if pa.types.is_string(col.type.value_type) and not na:
+            return col  # a categorical of strings keeps its declared categories
+        col = col.cast(col.type.value_type)
+    if pa.types.is_floating(col.type):
+        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+    if not pa.types.is_string(col.type):
+        col = col.cast(pa.string())
+    if na:
+        col = pc.if_else(pc.is_in(col, value_set=pa.array(na, pa.string())), pa.scalar(None, pa.string()), col)
+    return col
 
 
 def _check_column(df, col: str, option: str, source: str) -> None:
@@ -141,6 +192,17 @@ def _to_binary(series, option: str, positive: list[str] | None, threshold: float
     hint = ("Pass --threshold T for scores, or --positive VALUE to name the beneficial value."
             if option == "--pred" and pd.api.types.is_numeric_dtype(s)
             else "Pass --positive VALUE to name the beneficial value.")
+    texts = {str(x) for x in uniq}
+    nums = set()
+    for t in texts:
+        try:
+            nums.add(float(t))
+        except ValueError:
+            pass
+    odd = sorted(t for t in texts if t not in {"0", "1", "0.0", "1.0"})
+    if not pd.api.types.is_numeric_dtype(s) and nums <= {0.0, 1.0} and 0 < len(odd) <= 3:
+        hint = (f"If {', '.join(map(repr, odd))} mean(s) missing, pass --na-values {' '.join(odd)} "
+                "(with --dropna to drop those rows); otherwise pass --positive VALUE.")
     raise UserError(
         f"{option}: column {s.name!r} is not binary 0/1; its values are "
         f"{_values_preview(sorted(map(str, uniq)))}. {hint}"
@@ -161,8 +223,12 @@ def prepare(
     source: str = "the data",
     min_groups: int = 2,
     threshold: float | None = None,
+    lines: bool = False,
 ) -> dict:
     """Check and convert the columns of an audit; raise :class:`UserError` on bad input.
+
+    ``lines``: the rows of ``df`` are a file's data rows in order, so messages name file lines
+    (header = line 1, first data row = line 2); otherwise they name 0-based row positions.
 
     Returns a dict with ``y``, ``yhat`` (int8 0/1), ``sf`` (DataFrame of the group columns),
     ``w`` (weights or None), ``frame`` (the rows kept), ``dropped`` and ``positive_map``.
@@ -193,11 +259,15 @@ def prepare(
             for c in used:
                 idx = np.flatnonzero(missing[c].to_numpy())
                 if idx.size:
-                    first = ", ".join(str(i + 2) for i in idx[:3])  # file line numbers (header = 1)
-                    parts.append(f"{c!r}: {idx.size} (file lines {first}{', ...' if idx.size > 3 else ''})")
+                    more = ", ..." if idx.size > 3 else ""
+                    if lines:  # file line numbers (header = line 1)
+                        where = f"line{'s' if idx.size > 1 else ''} {', '.join(str(i + 2) for i in idx[:3])}{more}"
+                    else:
+                        where = f"row{'s' if idx.size > 1 else ''} {', '.join(str(i) for i in idx[:3])}{more} (0-based)"
+                    parts.append(f"{c!r}: {idx.size} ({where})")
             raise UserError(
-                f"{n_bad} row(s) have missing values: {'; '.join(parts)}. "
-                "Pass --dropna to drop them, or fill them first."
+                f"--data: {n_bad} row(s) have missing values (empty fields or --na-values) in {source}: "
+                f"{'; '.join(parts)}. Pass --dropna to drop them, or fill them first."
             )
         df = df.loc[~bad_rows]
         dropped = n_bad
@@ -329,6 +399,39 @@ def _positive_int(name: str, minimum: int = 0):
     return parse
 
 
+class _Deprecated(argparse.Action):
+    """An older spelling of an option: still works, hidden from the help; a note after a
+    successful run names the new spelling (errors stay one line)."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        kwargs.setdefault("help", argparse.SUPPRESS)
+        kwargs.setdefault("default", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        _spell(namespace, self.dest, option_string, self.new)
+
+
+class _Spelled(argparse.Action):
+    """Stores the value and remembers that the current spelling was used (for messages)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        _spell(namespace, self.dest, option_string, None)
+
+
+def _spell(namespace, dest: str, used: str | None, new: str | None) -> None:
+    spelled = dict(getattr(namespace, "spelled", None) or {})
+    spelled[dest] = used
+    namespace.spelled = spelled
+    if new:
+        notes = list(getattr(namespace, "deprecated", None) or [])
+        notes.append(f"{used} is deprecated; use {new} (same meaning).")
+        namespace.deprecated = notes
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the descriptions' line breaks and shows a default only where there is one."""
 
@@ -345,8 +448,10 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas:
                   weights: bool = True) -> argparse._ArgumentGroup:
     d = p.add_argument_group("data")
     d.add_argument("--data", metavar="FILE",
-                   help="CSV (.csv, .csv.gz), TSV or Parquet file, one row per person. Without it the "
-                        "embedded COMPAS data are used (see --compas).")
+                   help="CSV (.csv, .csv.gz), TSV or Parquet file, one row per person (or a directory "
+                        "or glob of such files: see --engine). Without it the embedded COMPAS data are "
+                        "used (see --compas). Group and attribute columns are read as text: '01', '1' "
+                        "and '1.0' are three groups")
     d.add_argument("--compas", choices=compas, default=compas[0],
                    help=compas_help or "which embedded COMPAS file to use when --data is not given: "
                         "'violent' (the OFI paper's 4,020 rows) or 'general' (6,172 rows)")
@@ -374,7 +479,11 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas:
     d.add_argument("--max-levels", metavar="K", type=_positive_int("--max-levels", 2), default=20,
                    help="most distinct values of an unbinned group/attribute column")
     d.add_argument("--dropna", action="store_true",
-                   help="drop rows with a missing value in the columns used (otherwise they are an error)")
+                   help="drop rows with a missing value in the columns used (otherwise they are an "
+                        "error). " + NA_RULE)
+    d.add_argument("--na-values", metavar="VALUE", nargs="+", default=None,
+                   help="field values that also mean missing, e.g. --na-values NA 'n/a' (by default "
+                        "only an empty field is missing: 'NA' is a group label)")
     return d
 
 
@@ -384,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ofijax import __version__
 
     parser.add_argument("--version", action="version", version=f"ofijax {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
     # audit ------------------------------------------------------------------------------------
     pa = sub.add_parser(
@@ -410,15 +519,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="null model of the OFI test: 'pooled' = both groups drawn from the pair's pooled "
                         "confusion matrix (multinomial, exact); 'uniform' = every confusion matrix of "
                         "M(n) equally likely (the OFI paper's, very permissive)")
-    s.add_argument("--method", choices=("exact", "monte_carlo"), default="exact",
-                   help="exact convolution of the null PMFs, or Monte Carlo draws")
+    s.add_argument("--method", choices=METHODS, default="auto",
+                   help="p-values of the OFI tests: 'exact' (the exact null distribution), "
+                        "'saddlepoint' (an approximation, said so in the report), 'monte_carlo' "
+                        "(--samples draws) or 'auto' (exact where it is affordable)")
     s.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm",
                    help="multiple-testing correction over the k(k-1)/2 pairs")
     s.add_argument("--confidence", type=_finite("--confidence"), default=0.95,
                    help="coverage of the bootstrap intervals (per pair; the report adds intervals "
                         "simultaneous over all pairs by Bonferroni)")
-    s.add_argument("--bootstrap", type=int, default=2000, metavar="N",
-                   help="bootstrap replicates of each pairwise OFI (0 = skip)")
+    s.add_argument("--samples", type=int, default=2000, metavar="N", action=_Spelled,
+                   help="draws: bootstrap replicates of each pairwise OFI, and Monte Carlo draws "
+                        "with --method monte_carlo (0 = skip the bootstrap)")
+    s.add_argument("--bootstrap", type=int, dest="samples", action=_Deprecated, new="--samples")
     s.add_argument("--seed", type=_seed, default=0, help="PRNG seed (bootstrap, Monte Carlo, scans)")
     s.add_argument("--di-variant", choices=("paper", "pp_over_p"), default="paper",
                    help="DI as the paper's eq. 1 (P^/n ratio) or the authors' 2024 code (P^/P ratio)")
@@ -428,8 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--attr", metavar="COL", nargs="+",
                    help="attribute columns for --scan (default: the --group columns; for COMPAS: race, "
                         "sex, age_cat, c_charge_degree)")
-    s.add_argument("--replicates", type=int, default=100,
-                   help="randomization replicates of each scan p-value (with --scan)")
+    s.add_argument("--scan-samples", type=int, default=100, metavar="N", action=_Spelled,
+                   help="randomization replicates (draws) of each scan p-value (with --scan)")
+    s.add_argument("--replicates", type=int, dest="scan_samples", action=_Deprecated,
+                   new="--scan-samples")
     s.add_argument("--top", metavar="K", type=_positive_int("--top", 1), default=1,
                    help="with --scan: report the K worst subgroups of each scan (each found without the "
                         "earlier ones' people), with family-wise p-values")
@@ -475,7 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(0 = FPR-/TPR-Scan)")
     ps.add_argument("--side", choices=("negative", "positive", "both"), default="both",
                     help="negative = rows with label 0 (FPR), positive = rows with label 1 (TPR)")
-    ps.add_argument("--replicates", type=int, default=200, help="randomization replicates of the p-value")
+    ps.add_argument("--samples", type=int, default=200, metavar="N", action=_Spelled,
+                    help="randomization replicates (draws) of the p-value")
+    ps.add_argument("--replicates", type=int, dest="samples", action=_Deprecated, new="--samples")
     ps.add_argument("--top", metavar="K", type=_positive_int("--top", 1), default=1,
                     help="report the K worst subgroups of each scan: each next one found by rescanning "
                          "without the earlier ones' people, each with a family-wise p-value (the chance "
@@ -483,6 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
     ps.add_argument("--out", metavar="DIR", help="optional directory for scan.json")
     ps.add_argument("--force", action="store_true", help="replace an existing --out folder")
+    ps.add_argument("--quiet", action="store_true", help="print only the subgroups found")
     _sources.add_options(ps)
 
     # simulate ---------------------------------------------------------------------------------
@@ -520,10 +638,13 @@ def build_parser() -> argparse.ArgumentParser:
 # ------------------------------------------------------------------------------------------------
 
 
-def _source(args) -> tuple[Any, str, dict]:
-    """The DataFrame to analyse, a description, and the COMPAS defaults (if embedded)."""
+def _source(args, labels=()) -> tuple[Any, str, dict]:
+    """The DataFrame to analyse, a description, and the COMPAS defaults (if embedded).
+
+    ``labels``: the group/attribute columns, read as strings (see :func:`load_table`)."""
     if args.data:
-        return load_table(args.data), repr(args.data), {}
+        return load_table(args.data, labels=[c for c in labels if c],
+                          na_values=getattr(args, "na_values", None) or ()), repr(args.data), {}
     from ofijax.datasets import load_compas
 
     if args.compas == "ijdi":
@@ -552,25 +673,29 @@ def _require(args, defaults: dict, names: tuple[str, ...]) -> None:
 _WHAT = {"label": "true labels", "pred": "predictions", "group": "the sensitive attribute"}
 
 
-#: Python argument names of the API → the CLI options the user typed (for error messages).
-_OPTION_OF = {
-    "y_true": "--label", "y_pred": "--pred", "sensitive_features": "--group", "sample_weight": "--weight",
-    "bins": "--bins", "max_levels": "--max-levels", "alpha": "--alpha", "confidence": "--confidence",
-    "num_samples": "--bootstrap", "scan_num_samples": "--replicates", "scan_features": "--attr",
-    "scan_probabilities": "--prob", "key": "--seed",
-}
+def _lines(args) -> bool:
+    """Whether the rows are a text file's lines (CSV/TSV; not Parquet, not embedded data)."""
+    return bool(args.data) and not args.data.lower().endswith((".parquet", ".pq", ".parq"))
 
 
-def _as_option(exc: Exception, mapping: dict | None = None) -> UserError:
-    """Re-word an API error so that it names the CLI option, not the Python argument."""
-    msg = str(exc).strip().replace("\n", " ")
-    mapping = _OPTION_OF if mapping is None else {**_OPTION_OF, **mapping}
-    head, sep, rest = msg.partition(":")
-    base = head.split("[")[0].strip()
-    if sep and base in mapping:
-        msg = mapping[base] + head[len(base):] + sep + rest
-    msg = msg.replace("raise max_levels", "raise --max-levels").replace("max_levels = ", "--max-levels ")
-    return UserError(msg)
+def _label_columns(args, *names) -> list[str]:
+    """The group/attribute columns named on the command line (read as strings)."""
+    cols: list[str] = []
+    for n in names:
+        v = getattr(args, n, None)
+        cols += [v] if isinstance(v, str) else list(v or [])
+    return list(dict.fromkeys(cols))
+
+
+def check_draws(args, dest: str, default: str, *, bootstrap: bool = False) -> None:
+    """``--samples`` / ``--scan-samples`` (or their older spellings): whole numbers ≥ 0 (and not
+    1 for a bootstrap)."""
+    value = getattr(args, dest)
+    name = option_name(args, dest, default)
+    if bootstrap and (value < 0 or value == 1):
+        raise UserError(f"{name}: must be 0 (skip the bootstrap) or at least 2; got {value}.")
+    if value < 0:
+        raise UserError(f"{name}: must be ≥ 0; got {value}.")
 
 
 def _cmd_audit(args) -> int:
@@ -581,60 +706,56 @@ def _cmd_audit(args) -> int:
 
     if (rc := dispatch_batch(args, source=_source, prepare=prepare)) is not None:  # batch audit
         return rc
-    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
-        check_out_dir(args.out, args.force)
-        return _sources.cmd_audit(args, _finish_audit)
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
     if not 0.0 < args.confidence < 1.0:
         raise UserError(f"--confidence: must lie strictly between 0 and 1; got {args.confidence}.")
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        raise UserError(f"--bootstrap: must be 0 (skip) or at least 2; got {args.bootstrap}.")
-    if args.replicates < 0:
-        raise UserError(f"--replicates: must be ≥ 0; got {args.replicates}.")
-    check_out_dir(args.out, args.force)  # before any work: refuse early
-    df, desc, defaults = _source(args)
-    _require(args, defaults, ("label", "pred", "group"))
+    check_draws(args, "samples", "--samples", bootstrap=True)
+    check_draws(args, "scan_samples", "--scan-samples")
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+        return _sources.cmd_audit(args, _finish_audit)
     attrs = None
+    if not args.scan:
+        if args.attr:
+            raise UserError("--attr: only used with --scan.")
+        if args.top != 1:
+            raise UserError("--top: only used with --scan.")
+    df, desc, defaults = _source(args, _label_columns(args, "group", *(("attr",) if args.scan else ())))
+    _require(args, defaults, ("label", "pred", "group"))
     if args.scan:
         attrs = args.attr or (defaults.get("attr") if not args.data else None) or list(args.group)
-    elif args.attr:
-        raise UserError("--attr: only used with --scan.")
-    elif args.top != 1:
-        raise UserError("--top: only used with --scan.")
     prep = prepare(
         df, label=args.label, pred=args.pred, groups=args.group, positive=args.positive,
         dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=attrs, source=desc,
-        threshold=args.threshold,
+        threshold=args.threshold, lines=_lines(args),
     )
-    if prep["dropped"]:
-        print(f"ofijax: note: dropped {prep['dropped']} row(s) with missing values (--dropna).", file=sys.stderr)
     scan_features = None
     if attrs:
         scan_features = _binned(prep["frame"][list(attrs)], args, "--attr")
+    check_out_dir(args.out, args.force)  # inputs first, then the output, then the work
+    if prep["dropped"]:
+        print(f"ofijax: note: dropped {prep['dropped']} row(s) with missing values (--dropna).", file=sys.stderr)
     t0 = time.perf_counter()
     try:
         af = audit(
             args.seed, prep["y"], prep["yhat"], sensitive_features=prep["sf"], sample_weight=prep["w"],
             beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
             method=args.method, correction=args.correction, confidence=args.confidence,
-            num_samples=args.bootstrap, di_variant=args.di_variant, bins=args.bins,
+            num_samples=args.samples, di_variant=args.di_variant, bins=args.bins,
             max_levels=args.max_levels, scan=args.scan, scan_features=scan_features,
-            scan_num_samples=args.replicates, scan_top_k=args.top,
+            scan_num_samples=args.scan_samples, scan_top_k=args.top,
         )
     except (ValueError, TypeError) as exc:
-        raise _as_option(exc) from None
+        raise as_option(exc, {"num_samples": option_name(args, "samples", "--samples"),
+                               "scan_num_samples": option_name(args, "scan_samples", "--scan-samples")}
+                         ) from None
     elapsed = time.perf_counter() - t0
 
     report = {
         "ofijax_version": __version__,
         "command": "ofijax " + " ".join(args.argv),
-        "data": {
-            "source": desc, "rows": int(len(prep["y"])), "rows_dropped": int(prep["dropped"]),
-            "label": args.label, "pred": args.pred, "group": list(args.group),
-            "positive": prep["positive_map"], "harmful_label": bool(args.harmful_label),
-            "weight": args.weight, "groups_selected": args.groups, "threshold": args.threshold,
-        },
+        "data": data_section(args, source=desc, rows=len(prep["y"]), dropped=prep["dropped"],
+                             positive=prep["positive_map"], engine="pandas"),
         "seed": args.seed,
         **af.to_dict(),
     }
@@ -686,22 +807,17 @@ def _binned(frame, args, option: str):
     try:
         binned, _ = bin_features(frame, bins=args.bins, max_levels=args.max_levels)
     except (ValueError, TypeError) as exc:
-        raise _as_option(exc, {"sensitive_features": option}) from None
+        raise as_option(exc, {"sensitive_features": option}) from None
     return binned
 
 
 def _cmd_scan(args) -> int:
-    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
-        return _sources.cmd_scan(args)
     if args.lam < 0:
         raise UserError(f"--lam: must be ≥ 0; got {args.lam}.")
-    if args.replicates < 0:
-        raise UserError(f"--replicates: must be ≥ 0; got {args.replicates}.")
-    if args.out:
-        from ofijax.cli._output import check_out_dir
-
-        check_out_dir(args.out, args.force)
-    df, desc, defaults = _source(args)
+    check_draws(args, "samples", "--samples")
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+        return _sources.cmd_scan(args)
+    df, desc, defaults = _source(args, _label_columns(args, "attr"))
     _require(args, defaults, ("label", "pred"))
     if args.attr is None:
         if "attr" not in defaults:
@@ -713,8 +829,12 @@ def _cmd_scan(args) -> int:
     prep = prepare(
         df, label=args.label, pred=args.pred, groups=[], positive=args.positive,
         dropna=args.dropna, weight=None, extra=extra, source=desc, min_groups=0,
-        threshold=args.threshold,
+        threshold=args.threshold, lines=_lines(args),
     )
+    if args.out:
+        from ofijax.cli._output import check_out_dir
+
+        check_out_dir(args.out, args.force)  # inputs first, then the output
     import jax
 
     from ofijax.auditing import run_scans, scan_lines, to_jsonable
@@ -732,26 +852,30 @@ def _cmd_scan(args) -> int:
         prob = estimate_true_probabilities(attrs, prep["y"])
         notes.append("P(label | attributes) estimated in sample by logistic regression on the --attr "
                      "columns (as the IJDI paper); pass --prob to use your own estimate.")
-    print(f"ofijax scan of {desc}: {len(prep['y'])} rows, attributes {', '.join(args.attr)}; "
-          f"{args.replicates} randomization replicates per scan"
-          + (f"; top {args.top} subgroups per scan" if args.top > 1 else ""), flush=True)
+    if not args.quiet:
+        print(f"ofijax scan of {desc}: {len(prep['y'])} rows, attributes {', '.join(args.attr)}; "
+              f"{args.samples} randomization replicates per scan"
+              + (f"; top {args.top} subgroups per scan" if args.top > 1 else ""), flush=True)
     try:
         res = run_scans(
             jax.random.key(args.seed), prep["y"], prep["yhat"], attrs, beneficial_label=beneficial,
-            probabilities=prob, lam=args.lam, num_samples=args.replicates, side=args.side,
+            probabilities=prob, lam=args.lam, num_samples=args.samples, side=args.side,
             rate_scans=args.lam == 0 or prob is None, top_k=args.top,
         )
     except (ValueError, TypeError) as exc:
-        raise _as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam",
-                               "num_samples": "--replicates", "scan_probabilities": "--prob"}) from None
+        raise as_option(exc, {"data": "--attr", "p_true": "--prob", "lam": "--lam",
+                               "num_samples": option_name(args, "samples", "--samples"),
+                               "scan_probabilities": "--prob"}) from None
     print("\n".join(line[4:] for line in scan_lines(res)))  # "name: ..." and "  #j: ..." lines
-    for n in notes:
-        print(f"Note: {n}")
+    if not args.quiet:
+        for n in notes:
+            print(f"Note: {n}")
     if args.out:
         with report_dir(args.out, args.force) as tmp:
             with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
                 json.dump(to_jsonable({"data": desc, "attributes": list(args.attr), "lam": args.lam,
-                                       "seed": args.seed, "top_k": args.top, "results": res,
+                                       "seed": args.seed, "num_samples": args.samples,
+                                       "top_k": args.top, "results": res,
                                        "notes": notes}), fh, indent=2, allow_nan=False)
             with open(os.path.join(tmp, "scan.md"), "w", encoding="utf-8") as fh:
                 fh.write("\n".join(["# ofijax scan report", "", f"- data: {desc}, {len(prep['y'])} rows",
@@ -760,7 +884,8 @@ def _cmd_scan(args) -> int:
                                      "## Worst subgroups", "", *scan_lines(res, md=True),
                                      *(["", "## Notes", ""] + [f"- {n}" for n in notes] if notes else [])])
                          + "\n")
-        print(f"Wrote scan.json, scan.md to {args.out}/")
+        if not args.quiet:
+            print(f"Wrote scan.json, scan.md to {args.out}/")
     return 0
 
 
@@ -830,7 +955,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.argv = argv
     try:
-        return _COMMANDS[args.command](args)
+        rc = _COMMANDS[args.command](args)
+        for note in getattr(args, "deprecated", None) or []:  # after the work: errors stay one line
+            print(f"ofijax: note: {note}", file=sys.stderr)
+        return rc
     except (UserError, ValueError, TypeError, FileNotFoundError) as exc:
         msg = str(exc).strip().replace("\n", " ")
         print(f"ofijax {args.command}: error: {msg}", file=sys.stderr)

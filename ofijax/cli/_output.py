@@ -1,4 +1,5 @@
-"""Report folders of the ``ofijax`` command: refuse to clobber, write atomically.
+"""Report folders of the ``ofijax`` command (refuse to clobber, write atomically), and the few
+helpers every command and engine shares (option names in messages, the report's data section).
 
 A report is written into a temporary folder beside ``--out`` and renamed into place only when
 every file is written, so a failure leaves nothing partial; an existing ``--out`` is refused
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 
-__all__ = ["CLIError", "check_out_dir", "report_dir"]
+__all__ = ["CLIError", "check_out_dir", "report_dir", "as_option", "option_name", "data_section",
+           "OPTION_OF"]
 
 
 class CLIError(ValueError):
@@ -55,3 +58,45 @@ def report_dir(out: str, force: bool, option: str = "--out") -> Iterator[str]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+#: Python argument names of the API → the CLI options the user typed (for error messages).
+OPTION_OF = {
+    "y_true": "--label", "y_pred": "--pred", "sensitive_features": "--group", "sample_weight": "--weight",
+    "bins": "--bins", "max_levels": "--max-levels", "alpha": "--alpha", "confidence": "--confidence",
+    "num_samples": "--samples", "scan_num_samples": "--scan-samples", "scan_features": "--attr",
+    "scan_probabilities": "--prob", "key": "--seed",
+}
+
+
+def as_option(exc: Exception, mapping: dict | None = None) -> CLIError:
+    """Re-word an API error so that it names the CLI option, not the Python argument."""
+    msg = str(exc).strip().replace("\n", " ")
+    mapping = OPTION_OF if mapping is None else {**OPTION_OF, **mapping}
+    head, sep, rest = msg.partition(":")
+    base = head.split("[")[0].strip()
+    if sep and base in mapping:
+        msg = mapping[base] + head[len(base):] + sep + rest
+    msg = msg.replace("raise max_levels", "raise --max-levels").replace("max_levels = ", "--max-levels ")
+    msg = re.sub(r"\b(method|null|correction|di_variant)='(\w+)'",
+                 lambda m: f"--{m.group(1).replace('_', '-')} {m.group(2)}", msg)
+    for name, opt in mapping.items():  # Python names left in the text (only those with "_")
+        if "_" in name:
+            msg = re.sub(rf"(?<![\w-]){name}(?!\w)", opt, msg)
+    return CLIError(msg)
+
+
+def option_name(args, dest: str, default: str) -> str:
+    """The spelling of an option the user typed (an older alias included), for messages."""
+    return (getattr(args, "spelled", None) or {}).get(dest) or default
+
+
+def data_section(args, *, source: str, rows: int, dropped: int, positive: dict, engine: str) -> dict:
+    """The ``data`` part of report.json: the same keys from every engine."""
+    return {
+        "source": source, "rows": int(rows), "rows_dropped": int(dropped),
+        "label": args.label, "pred": args.pred, "group": list(args.group),
+        "positive": positive, "harmful_label": bool(args.harmful_label),
+        "weight": args.weight, "groups_selected": args.groups, "threshold": args.threshold,
+        "na_values": list(args.na_values or []), "engine": engine,
+    }

@@ -5,8 +5,14 @@ single file into memory as before); ``--engine stream`` always streams (Arrow re
 bounded memory, progress of rows done); ``--engine spark`` aggregates inside Apache Spark
 (``--spark-master``, default ``local[*]``; needs ``ofijax[spark]``). Both compute the additive
 statistics of :mod:`ofijax.stats` and then the same report as the in-memory path. Bad input
-anywhere in the data (a missing column, a missing group value, a non-binary label) is one line on
-stderr naming the file, batch and row, exit status 2, and no report file is written.
+anywhere in the data (a missing or duplicated column, a missing group value, a non-binary label)
+is one line on stderr naming the file and the line (CSV) or the 0-based row (Parquet), exit
+status 2, and no report file is written.
+
+Every engine reads the same values: group and attribute columns as the strings in the file
+(``"01"``, ``"1"`` and ``"1.0"`` are three groups; parts typed differently merge), and one
+missing-value rule: an empty field (a null/NaN in Parquet) is missing, any other text (``"NA"``
+included) is a label unless named by ``--na-values``.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import time
 from typing import Any
 
 from ofijax.auditing import format_p, to_jsonable
+from ofijax.cli._output import CLIError
 
-__all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan"]
+__all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan", "file_header", "unique_columns"]
 
 _SCAN_TEXT = {
     "fpr_scan": ("negative", "wrongly denied the benefit: raised rate of the harmful prediction among "
@@ -57,6 +64,38 @@ def use_stats(args: Any) -> bool:
     return os.path.isdir(d) or any(ch in d for ch in "*?[")
 
 
+def file_header(path: str) -> list[str]:
+    """The column names of a CSV/TSV (first line) or Parquet file (its schema)."""
+    low = path.lower()
+    if low.endswith((".parquet", ".pq", ".parq")):
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(path).names)
+        except Exception as exc:  # noqa: BLE001 - one line naming the file
+            raise ValueError(f"--data: cannot read {path!r} as Parquet ({exc}).") from None
+    import csv
+    import gzip
+
+    opener = gzip.open if low.endswith(".gz") else open
+    try:
+        with opener(path, "rt", newline="", encoding="utf-8") as fh:
+            return next(csv.reader(fh, delimiter="\t" if low.endswith((".tsv", ".tsv.gz", ".tab"))
+                                   else ","), [])
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error) as exc:
+        raise ValueError(f"--data: cannot read {path!r} as a table ({exc}).") from None
+
+
+def unique_columns(names: list, path: str) -> None:
+    """Refuse a file that names a column twice (every engine does, naming --data and the file)."""
+    seen: set = set()
+    for c in names:
+        if c in seen:
+            raise CLIError(f"--data: file {path!r} has two columns named {c!r}; rename one (every "
+                             "column name must be unique).")
+        seen.add(c)
+
+
 def _fail(msg: str):
     raise ValueError(msg)  # the command line prints it in one line and exits 2
 
@@ -68,47 +107,106 @@ def _check_common(args: Any, needed: tuple) -> None:
         if getattr(args, name, None) is None:
             _fail(f"--{name}: required with --data.")
     if getattr(args, "positive", None):
-        _fail("--positive: not supported when streaming; store labels and predictions as 0/1.")
+        _fail("--positive: not supported when streaming; store labels and predictions as 0/1, or "
+              "pass --engine pandas.")
     if getattr(args, "dropna", False):
-        _fail("--dropna: not supported when streaming; drop missing rows before writing the files.")
+        _fail("--dropna: not supported when streaming; drop missing rows before writing the files, "
+              "or pass --engine pandas.")
     if getattr(args, "weight", None):
-        _fail("--weight: sample weights are not supported when streaming.")
+        _fail("--weight: sample weights are not supported when streaming; pass --engine pandas.")
+    if getattr(args, "threshold", None) is not None:
+        _fail("--threshold: not supported when streaming; store 0/1 predictions, or pass "
+              "--engine pandas.")
     if args.batch_size < 1:
         _fail(f"--batch-size: must be ≥ 1; got {args.batch_size}.")
     if args.engine == "spark" and not args.spark_master:
         _fail("--spark-master: give a master URL, e.g. local[*].")
 
 
-def _spark_frame(args: Any):
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise ImportError("--engine spark needs pyspark: pip install 'ofijax[spark]'.") from None
+def _files(args: Any, columns: list) -> tuple[list[str], str]:
+    """The files of --data, each checked for duplicated and missing columns (cheap: headers)."""
     from ofijax.stats import resolve_files
 
     files, fmt = resolve_files(args.data, "--data")
+    for f in files:
+        names = file_header(f)
+        unique_columns(names, f)
+        missing = [c for c in columns if c not in names]
+        if missing:
+            opt = _option_of(args, missing[0])
+            _fail(f"--data: file {f!r} has no column {missing[0]!r} ({opt}); columns: "
+                  f"{', '.join(map(str, names[:30]))}; every file must hold the columns named.")
+    return files, fmt
+
+
+def _option_of(args: Any, col: str) -> str:
+    for opt, dest in (("--label", "label"), ("--pred", "pred"), ("--group", "group"),
+                      ("--attr", "attr")):
+        v = getattr(args, dest, None)
+        if col == v or (isinstance(v, list) and col in v):
+            return opt
+    return "--data"
+
+
+def _spark_frame(args: Any, files: list, fmt: str, labels: list, numeric: list):
+    try:
+        from pyspark.sql import SparkSession
+        from pyspark.sql import functions as F
+    except ImportError:
+        raise ImportError("--engine spark needs pyspark: pip install 'ofijax[spark]'.") from None
     spark = (SparkSession.builder.master(args.spark_master).appName("ofijax")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    if fmt == "parquet":
+    na = list(args.na_values or [])
+    if fmt == "csv":  # every field as its text (no inference): labels stay "01"; "" is null
+        sep = "\t" if files[0].lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
+        df = spark.read.csv(files, header=True, inferSchema=False, sep=sep)
+        for c in numeric:  # --na-values mean missing in every column, as the other engines read
+            if na:
+                df = df.withColumn(c, F.when(F.col(c).isin(*na), F.lit(None)).otherwise(F.col(c)))
+        return df
+    import pyarrow.parquet as pq
+
+    kinds = {c: {str(pq.read_schema(f).field(c).type) for f in files} for c in labels}
+    if all(len(k) == 1 for k in kinds.values()):
         return spark.read.parquet(*files)
-    return spark.read.csv(files, header=True, inferSchema=True)
+    parts = []  # parts typed differently: each label column as Arrow's text of it, then one union
+    for f in files:
+        d = spark.read.parquet(f).select(*dict.fromkeys(labels + numeric))
+        for c in labels:
+            t = dict(d.dtypes)[c]
+            col = F.col(c)
+            if t in ("float", "double"):
+                col = F.when(F.isnan(col), F.lit(None)).otherwise(col)
+                col = F.when(col == F.floor(col), col.cast("long").cast("string")).otherwise(
+                    col.cast("string"))
+            d = d.withColumn(c, col.cast("string"))
+        parts.append(d)
+    out = parts[0]
+    for d in parts[1:]:
+        out = out.unionByName(d)
+    return out
 
 
-def _statistics(args: Any, *, group, attrs, beneficial: int):
+def _statistics(args: Any, files: list, fmt: str, *, group, attrs, beneficial: int):
     from ofijax import stats
 
+    labels = list(dict.fromkeys((group or []) + (attrs or [])))
+    numeric = [args.label, args.pred]
     try:
         if args.engine == "spark":
-            return stats.from_spark(_spark_frame(args), label=args.label, pred=args.pred,
-                                    group=group, attrs=attrs, beneficial_label=beneficial)
-        return stats.collect(args.data, label=args.label, pred=args.pred, group=group,
-                             attrs=attrs, beneficial_label=beneficial, batch_size=args.batch_size)
+            return stats.from_spark(_spark_frame(args, files, fmt, labels, numeric),
+                                    label=args.label, pred=args.pred, group=group, attrs=attrs,
+                                    beneficial_label=beneficial, as_strings=True,
+                                    na_values=args.na_values)
+        return stats.collect(files, label=args.label, pred=args.pred, group=group,
+                             attrs=attrs, beneficial_label=beneficial, batch_size=args.batch_size,
+                             as_strings=True, na_values=args.na_values)
     except (ValueError, FileNotFoundError) as exc:
         msg = str(exc)
         _fail("--data: " + msg[len("data: "):] if msg.startswith("data: ") else msg)
 
 
-def run_scans(key, cells, beneficial: int, num_replicates: int, side: str = "both") -> dict:
+def run_scans(key, cells, beneficial: int, num_samples: int, side: str = "both") -> dict:
     """FPR-/TPR-Scan from cell statistics in the harm orientation (as ``audit(scan=True)``)."""
     import jax
 
@@ -120,17 +218,17 @@ def run_scans(key, cells, beneficial: int, num_replicates: int, side: str = "bot
     out = {}
     for (name, sd), k in zip(runs, keys):
         fn = stats.fpr_scan_cells if name == "fpr_scan" else stats.tpr_scan_cells
-        r = fn(harm, key=k, num_replicates=num_replicates, beneficial_label=0)
+        r = fn(harm, key=k, num_samples=num_samples, beneficial_label=0)
         what = _SCAN_TEXT[name][1]
         sub = {str(c): [to_jsonable(x) for x in vals] for c, vals in r.subset.items()}
         sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in sub.items())
         p_txt = ("no randomization test" if math.isnan(r.p_value)
-                 else f"p = {format_p(r.p_value)} ({num_replicates} replicates)")
+                 else f"p = {format_p(r.p_value)} ({num_samples} replicates)")
         desc = (f"{sub_txt} ({r.size} rows): {what}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}"
                 if r.score > 0 else f"no subgroup detected ({what})")
         out[name] = {
             "side": sd, "subgroup": sub, "size": int(r.size), "score": float(r.score),
-            "q": float(r.q), "p_value": float(r.p_value), "num_replicates": num_replicates,
+            "q": float(r.q), "p_value": float(r.p_value), "num_samples": num_samples,
             "converged": bool(r.converged), "description": desc,
         }
     return out
@@ -142,52 +240,70 @@ def cmd_audit(args: Any, finish) -> int:
     import jax
 
     from ofijax import stats
+    from ofijax.cli._output import check_out_dir
 
     _check_common(args, ("label", "pred", "group"))
     if args.groups:
-        _fail("--groups: not supported when streaming; filter the files first.")
-    if not 0.0 < args.alpha < 1.0:
-        _fail(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
-    if not 0.0 < args.confidence < 1.0:
-        _fail(f"--confidence: must lie strictly between 0 and 1; got {args.confidence}.")
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        _fail(f"--bootstrap: must be 0 (skip) or at least 2; got {args.bootstrap}.")
+        _fail("--groups: not supported when streaming; filter the files first, or pass "
+              "--engine pandas.")
+    if args.bins:
+        _fail("--bins: binning needs the rows; pass --engine pandas (or store binned columns).")
     attrs = (args.attr or list(args.group)) if args.scan else None
     if args.attr and not args.scan:
         _fail("--attr: only used with --scan.")
+    if args.top != 1:
+        _fail("--top: only used with --scan on rows; pass --engine pandas." if args.scan
+              else "--top: only used with --scan.")
     beneficial = 0 if args.harmful_label else 1
+    group = list(args.group)
+    files, fmt = _files(args, list(dict.fromkeys(group + (attrs or []) + [args.label, args.pred])))
+    check_out_dir(args.out, args.force)  # inputs (files, columns) first, then the output
     t0 = time.perf_counter()
-    st = _statistics(args, group=list(args.group), attrs=attrs, beneficial=beneficial)
-    if len(st.counts.groups) < 2:
-        _fail(f"--group: only one group ({st.counts.groups[0]!r}) is present; an audit compares "
-              "at least two.")
+    st = _statistics(args, files, fmt, group=group, attrs=attrs, beneficial=beneficial)
+    _check_groups(args, st.counts)
     from ofijax._validation import as_key
 
     key = as_key(args.seed)  # the in-memory audit's seed → key rule
-    af = stats.audit_counts(
-        key, st.counts, alpha=args.alpha, null=args.null, method=args.method,
-        correction=args.correction, confidence=args.confidence, num_samples=args.bootstrap,
-        di_variant=args.di_variant, beneficial_label=beneficial)
+    from ofijax.cli._output import as_option, option_name
+
+    try:
+        af = stats.audit_counts(
+            key, st.counts, alpha=args.alpha, null=args.null, method=args.method,
+            correction=args.correction, confidence=args.confidence, num_samples=args.samples,
+            di_variant=args.di_variant, beneficial_label=beneficial)
+    except (ValueError, TypeError) as exc:
+        raise as_option(exc, {"num_samples": option_name(args, "samples", "--samples")}) from None
     if args.scan:
         k_scan = jax.random.split(key, 3)[2]
-        af = af._replace(scan=run_scans(k_scan, st.cells, beneficial, int(args.replicates)))
+        af = af._replace(scan=run_scans(k_scan, st.cells, beneficial, int(args.scan_samples)))
     elapsed = time.perf_counter() - t0
     from ofijax import __version__
+    from ofijax.cli._output import data_section
 
-    desc = f"{args.data!r} ({args.engine} engine)"
+    desc = repr(args.data)
     report = {
         "ofijax_version": __version__,
         "command": "ofijax " + " ".join(getattr(args, "argv", [])),
-        "data": {
-            "source": desc, "rows": int(st.rows), "rows_dropped": 0, "label": args.label,
-            "pred": args.pred, "group": list(args.group), "positive": {},
-            "harmful_label": bool(args.harmful_label), "weight": None, "groups_selected": None,
-            "engine": args.engine,
-        },
+        "data": data_section(args, source=desc, rows=st.rows, dropped=0, positive={},
+                             engine=args.engine),
         "seed": args.seed,
         **af.to_dict(),
     }
     return finish(args, af, report, desc, int(st.rows), elapsed)
+
+
+def _check_groups(args: Any, counts) -> None:
+    """At least two groups, and no more than --max-levels values per group column (as the
+    in-memory audit refuses a continuous or high-cardinality column)."""
+    if len(counts.groups) < 2:
+        _fail(f"--group: only one group ({counts.groups[0]!r}) is present; an audit compares "
+              "at least two.")
+    for j, name in enumerate(counts.names):
+        vals = {g[j] if isinstance(g, tuple) else g for g in counts.groups}
+        if len(vals) > args.max_levels:
+            _fail(f"--group: column {name!r} has {len(vals)} distinct values, more than "
+                  f"--max-levels {args.max_levels}; pass --max-levels K to allow more, or bin it "
+                  "(--bins, with --engine pandas).")
 
 
 def cmd_scan(args: Any) -> int:
@@ -198,22 +314,34 @@ def cmd_scan(args: Any) -> int:
     if args.lam != 0 or args.prob:
         _fail("--lam: IJDI-Scan (--lam > 0, --prob) needs rows; run it with --engine pandas on a "
               "sample, or FPR-/TPR-Scan (--lam 0) on the whole data.")
-    if args.replicates < 0:
-        _fail(f"--replicates: must be ≥ 0; got {args.replicates}.")
+    if args.top != 1:
+        _fail("--top: needs rows; pass --engine pandas.")
     beneficial = 0 if args.harmful_label else 1
-    st = _statistics(args, group=None, attrs=list(args.attr), beneficial=beneficial)
-    desc = f"{args.data!r} ({args.engine} engine)"
-    print(f"ofijax scan of {desc}: {st.rows:,} rows, attributes {', '.join(args.attr)}; "
-          f"{args.replicates} randomization replicates per scan", flush=True)
-    res = run_scans(jax.random.key(args.seed), st.cells, beneficial, int(args.replicates),
+    attrs = list(args.attr)
+    files, fmt = _files(args, list(dict.fromkeys(attrs + [args.label, args.pred])))
+    if args.out:
+        from ofijax.cli._output import check_out_dir
+
+        check_out_dir(args.out, args.force)  # inputs first, then the output
+    st = _statistics(args, files, fmt, group=None, attrs=attrs, beneficial=beneficial)
+    desc = repr(args.data)
+    if not args.quiet:
+        print(f"ofijax scan of {desc} ({args.engine} engine): {st.rows:,} rows, attributes "
+              f"{', '.join(args.attr)}; {args.samples} randomization replicates per scan", flush=True)
+    res = run_scans(jax.random.key(args.seed), st.cells, beneficial, int(args.samples),
                     side=args.side)
     for name, r in res.items():
         print(f"{name}: {r['description']}")
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "scan.json"), "w", encoding="utf-8") as fh:
-            json.dump(to_jsonable({"data": desc, "attributes": list(args.attr), "lam": args.lam,
-                              "seed": args.seed, "results": res, "notes": []}), fh, indent=2,
-                      allow_nan=False)
-        print(f"Wrote scan.json to {args.out}/")
+        from ofijax.cli._output import report_dir
+
+        with report_dir(args.out, args.force) as tmp:
+            with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
+                json.dump(to_jsonable({"data": desc, "engine": args.engine,
+                                       "attributes": list(args.attr), "lam": args.lam,
+                                       "seed": args.seed, "num_samples": args.samples,
+                                       "results": res, "notes": []}), fh, indent=2,
+                          allow_nan=False)
+        if not args.quiet:
+            print(f"Wrote scan.json to {args.out}/")
     return 0

@@ -94,14 +94,13 @@ def collect_bias(
     batches, total = source_batches(source, keys, batch_size)
     parts, offset = [], 0
     with Progress(total, "rows", unit="rows", enabled=progress) as bar:
-        for where, tbl in batches:
+        for where, tbl, locate in batches:
             n = tbl.num_rows
             if n == 0:
                 continue
             tbl = check_batch(tbl, binary=(outcome,), categorical=tuple(attrs_l),
-                              probabilities=(expectations,),
-                              where=f"{where} (rows {offset + 1:,}-{offset + n:,})",
-                              offset=offset)
+                              probabilities=(expectations,), where=where, offset=offset,
+                              locate=locate)
             df = tbl.to_pandas()
             codes, uniq = [], []
             for a in attrs_l:

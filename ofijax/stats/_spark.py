@@ -28,12 +28,22 @@ def from_spark(
     group: Any = None,
     attrs: Any = None,
     beneficial_label: int = 1,
+    as_strings: bool = False,
+    na_values: Any = None,
 ) -> Statistics:
     """Group counts and cell statistics of a Spark DataFrame, aggregated in Spark.
 
     Args:
       df: a ``pyspark.sql.DataFrame``.
       label, pred, group, attrs, beneficial_label: as in :func:`ofijax.stats.collect`.
+      as_strings: cast the group and attribute columns to strings in Spark (integers as
+        ``"1"``; floats with an integral value as ``"1"``, as Arrow writes them, so the labels
+        equal :func:`~ofijax.stats.collect`'s with ``as_strings=True``).
+      na_values: strings of the group and attribute columns that mean missing (besides null and
+        NaN), as in :func:`~ofijax.stats.collect`.
+
+    Label and prediction columns may be numbers, booleans or the text of a number (a CSV file
+    read without schema inference): every value must equal 0 or 1.
 
     Returns:
       :class:`~ofijax.stats.Statistics` (the same as ``collect`` on the same rows).
@@ -56,11 +66,26 @@ def from_spark(
         raise ValueError(
             f"data: the Spark DataFrame has no column {missing[0]!r} (columns: "
             f"{', '.join(df.columns[:30])}).")
+    from ._stream import na_value_tuple
+
+    na = na_value_tuple(na_values)
+    dtypes = dict(df.dtypes)
     cols = []
     for c in keys:
         col = F.col(c)
-        if c in (label, pred) and dict(df.dtypes)[c] == "boolean":
+        t = dtypes[c]
+        if c in (label, pred) and t == "boolean":
             col = col.cast("int")
+        elif c not in (label, pred):
+            if t in ("float", "double"):
+                col = F.when(F.isnan(col), F.lit(None)).otherwise(col)
+                if as_strings:  # Arrow's text of a float: 1.0 → "1"
+                    col = F.when(col == F.floor(col), col.cast("long").cast("string")).otherwise(
+                        col.cast("string"))
+            elif as_strings:
+                col = col.cast("string")
+            if na and (as_strings or t == "string"):
+                col = F.when(col.isin(*na), F.lit(None)).otherwise(col)
         cols.append(col.alias(c))
     fine = (df.select(*cols).groupBy(*keys).count()
             .withColumnRenamed("count", COUNT).toPandas())
@@ -75,6 +100,16 @@ def from_spark(
                 "rows or map missing to an explicit category first.")
     for c in (label, pred):
         vals = fine[c]
+        if vals.dtype == object or pd.api.types.is_string_dtype(vals):  # text of numbers (CSV)
+            num = pd.to_numeric(vals, errors="coerce")
+            bad = pd.isna(num) | ~num.isin([0, 1])
+            if bad.any():
+                raise ValueError(
+                    f"data: column {c!r} of the Spark DataFrame is not binary: value "
+                    f"{vals[bad].iloc[0]!r} in {int(fine.loc[bad, COUNT].sum()):,} row(s); labels "
+                    "and predictions must be 0/1.")
+            vals = num
+            fine[c] = num
         bad = pd.isna(vals) | ~vals.isin([0, 1])
         if bad.any():
             raise ValueError(
@@ -83,5 +118,7 @@ def from_spark(
                 "predictions must be 0/1.")
         fine[c] = vals.astype(np.int64)
     fine[COUNT] = fine[COUNT].astype(np.int64)
+    if as_strings or na:  # rows of a label read as "1" and as "1.0" are one combination now
+        fine = fine.groupby(keys, sort=False, dropna=False)[COUNT].sum().reset_index()
     return from_fine(fine, label=label, pred=pred, group=group_l or None, attrs=attrs_l or None,
                      beneficial_label=beneficial_label)
