@@ -19,6 +19,15 @@ large groups (extreme thresholds); the output gives the share of saddlepoint p-v
 
 Run:  python experiments/bench_batch.py [--quick]
 Writes experiments/results/bench_batch.csv and ends with ``name: value`` lines.
+
+``--thresholds-vs-fairlearn`` (issue #36) runs the threshold comparison alone: ``audit_batch(y,
+scores=..., thresholds=T values in [0, 1] (both ends included: no FP or no FN there), 6 groups)``
+with p-values (default method) against a loop of fairlearn ``MetricFrame`` (selection_rate,
+false_positive_rate, false_negative_rate) over the same T candidates, interleaved: each repeat
+times one ofijax call and then ``--fairlearn-calls`` MetricFrame calls spread over the grid
+(extrapolated to T; a call's cost does not depend on the threshold); each side keeps its
+minimum over ``--repeats``; the first ofijax call of the process is reported as cold. Writes
+experiments/results/bench_batch_thresholds_<T>x<n>.csv.
 The machine is shared: compare the ratio measured in the same run, not absolute times.
 """
 
@@ -98,8 +107,68 @@ def run_fairlearn(y, g, score, thresholds, preds, calls: int):
     return elapsed, timed, elapsed / timed * total, frames, pick_t, pick_m
 
 
+def thresholds_vs_fairlearn(n: int, num_thresholds: int, repeats: int, calls: int, seed: int) -> int:
+    """Issue #36: audit_batch over a threshold grid with p-values vs a MetricFrame loop, interleaved."""
+    from fairlearn.metrics import (
+        MetricFrame,
+        false_negative_rate,
+        false_positive_rate,
+        selection_rate,
+    )
+
+    y, g, score, _, _ = make_data(n, 2, seed)
+    th = np.linspace(0.0, 1.0, num_thresholds)
+    metrics = {"selection_rate": selection_rate, "fpr": false_positive_rate, "fnr": false_negative_rate}
+    pick = np.linspace(0, num_thresholds - 1, min(calls, num_thresholds)).round().astype(int)
+    print(f"bench_batch thresholds: {num_thresholds} thresholds x {len(GROUP_SHARES)} groups x {n} rows; "
+          f"fairlearn {len(pick)} calls a repeat (extrapolated to {num_thresholds}); {repeats} repeats",
+          flush=True)
+    of_times, fl_per_call, res = [], [], None
+    for rep in range(repeats):
+        t0 = time.perf_counter()
+        res = audit_batch(y, scores=score, thresholds=th, sensitive_features=g)
+        of_times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        frames = [MetricFrame(metrics=metrics, y_true=y, y_pred=(score >= th[i]).astype(np.int8),
+                              sensitive_features=g).by_group for i in pick]
+        fl_per_call.append((time.perf_counter() - t0) / len(pick))
+        print(f"repeat {rep}: ofijax {of_times[-1]:.3f} s, fairlearn {fl_per_call[-1]:.4f} s/call", flush=True)
+    max_diff = 0.0
+    for f, i in zip(frames, pick):
+        sr = res.by_group[res.by_group["candidate"] == float(th[i])]["selection_rate"].to_numpy()
+        max_diff = max(max_diff, float(np.max(np.abs(sr - f["selection_rate"].to_numpy()))))
+    fl_total = min(fl_per_call) * num_thresholds
+    of_best = min(of_times)
+    pairs = res.pairs
+    rows = [
+        ("thresholds", num_thresholds), ("rows", n), ("groups", len(GROUP_SHARES)),
+        ("pair_tests", len(pairs)), ("repeats", repeats), ("fairlearn_calls_per_repeat", len(pick)),
+        ("ofijax_cold_s", round(of_times[0], 3)), ("ofijax_min_s", round(of_best, 3)),
+        ("fairlearn_min_s_per_call", round(min(fl_per_call), 4)),
+        ("fairlearn_total_s", round(fl_total, 2)),
+        ("ratio", round(fl_total / of_best, 1)), ("ratio_cold", round(fl_total / of_times[0], 1)),
+        ("approximate_share", round(float(pairs["approximate"].mean()), 4)),
+        ("min_log10_p_value", round(float(pairs["log10_p_value"].min()), 1)),
+        ("selection_rate_max_abs_diff_vs_fairlearn", max_diff),
+        ("load_average_1min", round(os.getloadavg()[0], 1)), ("cpu_count", os.cpu_count()),
+    ]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / f"bench_batch_thresholds_{num_thresholds}x{n}.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["name", "value"])
+        w.writerows(rows)
+    print()
+    for k, v in rows:
+        print(f"{k}: {v}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--thresholds-vs-fairlearn", action="store_true",
+                    help="issue #36: audit_batch over a threshold grid vs a MetricFrame loop (interleaved)")
+    ap.add_argument("--thresholds", type=int, default=200, help="grid size of --thresholds-vs-fairlearn")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved repeats of --thresholds-vs-fairlearn")
     ap.add_argument("--quick", action="store_true", help="small sizes (100 candidates x 20,000 rows)")
     ap.add_argument("--candidates", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None)
@@ -109,6 +178,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-warm", action="store_true",
                     help="skip the second (warm) ofijax call; the ratio then uses the cold time")
     args = ap.parse_args(argv)
+    if args.thresholds_vs_fairlearn:
+        return thresholds_vs_fairlearn(args.rows or 100_000, args.thresholds, args.repeats,
+                                       args.fairlearn_calls or 20, args.seed)
     C = args.candidates or (100 if args.quick else 1000)
     n = args.rows or (20_000 if args.quick else 100_000)
     calls = args.fairlearn_calls or (10 if args.quick else 40)

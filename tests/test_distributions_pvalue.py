@@ -122,8 +122,9 @@ def test_large_groups_are_fast_paths_not_hangs():
     assert 0.0 < p < 1e-10
     pmf = D.ofi_pmf(3000, 3000)
     assert pmf.counts is None and pmf.probs.sum() == pytest.approx(1.0, rel=1e-12)
-    with pytest.raises(ValueError, match="n_i"):
-        D.ofi_pvalue_cms([10**9, 0, 0, 0], [0, 0, 1, 0], null="uniform")
+    # #36: no longer refused: the uniform null's closed-form sum over the smaller group is exact
+    r = D.ofi_pvalue_cms([10**9, 0, 0, 0], [0, 0, 1, 0], null="uniform")
+    assert str(r.method) == "exact" and float(r.error_bound) == 0.0 and 0.0 < float(r.p_value) <= 1.0
 
 
 def test_batched_pmfs_equal_one_at_a_time():

@@ -71,6 +71,7 @@ __all__ = [
     "log_tail_exact",
     "log_tail_saddle",
     "engine",
+    "engine_bounds",
     "null_probs",
     "ofi_pvalue",
     "ofi_pvalue_cms",
@@ -96,9 +97,15 @@ class PValue(NamedTuple):
             ``log_p_value`` keeps the digits).
         log_p_value: float64 (...) natural log of the p-value.
         ofi: float64 (...) the observed OFI (the lattice point the p-value refers to).
-        method: str (...) array, ``"exact"`` or ``"saddlepoint"`` per entry.
-        approximate: bool (...) array, True where ``method == "saddlepoint"`` (relative error ≤
-            ``SADDLE_REL_ERROR``).
+        method: str (...) array per entry: ``"exact"``, ``"saddlepoint"``, ``"bracketed"``
+            (uniform null, both groups > 2^23: the block bracket) or ``"truncated"`` (exact
+            windows of huge groups whose left-out mass is not negligible; rare).
+        approximate: bool (...) array, True where the p-value is an approximation
+            (``error_bound > 0``).
+        error_bound: float64 (...) bound on the relative error |p̂ − p| / p of each p-value
+            (it holds for ``log_p_value`` too, below 1e-308): 0.0 where exact (float rounding
+            only, ~n·1e-16), ``SADDLE_REL_ERROR`` for the saddlepoint, the computed bracket for
+            ``"bracketed"``; the field is last, so code unpacking the first five still works.
     """
 
     p_value: np.ndarray
@@ -106,6 +113,7 @@ class PValue(NamedTuple):
     ofi: np.ndarray
     method: np.ndarray
     approximate: np.ndarray
+    error_bound: np.ndarray = None  # type: ignore[assignment]
 
 
 # ------------------------------------------------------------------------------ per-group PMFs
@@ -175,13 +183,16 @@ def _half(n: int, a: float, b: float, c: float) -> np.ndarray:
 def _log_binomial(n: int, p: float) -> np.ndarray:
     """log Bin(k; n, p), k = 0..n (float64; ``p`` in (0, 1]: the callers route p = 0 elsewhere).
 
-    log C(n, k) from one table of ``math.lgamma(k + 1)`` (libm, ~1 ulp each; ~60 ns a term, so
-    no ``scipy.special`` import, ~0.4 s, on the audit path).
+    log C(n, k) = lgamma(n + 1) − lgamma(k + 1) − lgamma(n − k + 1), vectorized
+    (``scipy.special.gammaln``, ~1 ulp each; no Python loop over k).
     """
-    lf = np.array([math.lgamma(j + 1.0) for j in range(n + 1)])
-    k = np.arange(n + 1, dtype=np.float64)
-    lc = lf[n] - lf - lf[::-1]
-    # k·log p and (n-k)·log(1-p), with 0·log 0 = 0
+    return _log_binomial_window(n, p, 0, n)
+
+
+def _log_binomial_window(n: int, p: float, k0: int, k1: int) -> np.ndarray:
+    """log Bin(k; n, p) for k = k0..k1 (0 ≤ k0 ≤ k1 ≤ n), vectorized; 0·log 0 = 0."""
+    k = np.arange(k0, k1 + 1, dtype=np.float64)
+    lc = _sp.gammaln(n + 1.0) - _sp.gammaln(k + 1.0) - _sp.gammaln(n - k + 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         kp = np.where(k > 0, k * math.log(p) if p > 0 else -np.inf, 0.0)
         q = math.log1p(-p) if p < 1 else -math.inf
@@ -492,13 +503,24 @@ def _window_centre(m, n_i, n_j, a, b, c):
     return n_i * (wp - wm), np.sqrt(n_i * (wp * w0 + wm * w0 + 4.0 * wp * wm))
 
 
-def _threshold(x, nj, ni, mm, upper):
-    """t(x) = ⌊(x n_j − m)/n_i⌋ (upper tail) or ⌈(x n_j + m)/n_i⌉, exact for operands < 2^53."""
+def _threshold_int(x, nj, ni, m, upper):
+    """t(x) = ⌊(x n_j − m)/n_i⌋ (upper tail) or ⌈(x n_j + m)/n_i⌉ in exact int64 arithmetic.
+
+    |x| ≤ n_i, n_j < 2^31 and 0 ≤ m ≤ 2 n_i n_j < 2^63: m is split as q n_i + r first, so no
+    intermediate leaves int64 (x n_j ± r stays within ±2^62 + 2^31).
+    """
+    q, r = np.divmod(m, ni)
     if upper:
-        t = np.floor((x * nj - mm) / ni)
-        return np.where(t * ni > x * nj - mm, t - 1, t)
-    t = np.ceil((x * nj + mm) / ni)
-    return np.where(t * ni < x * nj + mm, t + 1, t)
+        return np.floor_divide(x * nj - r, ni) - q
+    return -np.floor_divide(-(x * nj + r), ni) + q
+
+
+def _threshold(x, nj, ni, mm, upper):
+    """t(x) of :func:`_threshold_int` for float-valued integer arrays (exact in int64)."""
+    xi = np.asarray(x).astype(np.int64)
+    t = _threshold_int(xi, np.asarray(nj).astype(np.int64), np.asarray(ni).astype(np.int64),
+                       np.asarray(mm).astype(np.int64), upper)
+    return t.astype(np.float64)
 
 
 def _log_tail_j(t, nj, a, b, c, upper):
@@ -523,18 +545,21 @@ def _window_logsum(lo, hi, n_i, n_j, m, a, b, c, upper):
     return _sp.logsumexp(np.where(ok, terms, -np.inf), axis=1)
 
 
-def log_tail_saddle(m, n_i, n_j, a, b, c, *, half_width: float = 8.0) -> np.ndarray:
+def log_tail_saddle(m, n_i, n_j, a, b, c, *, half_width: float = 6.0) -> np.ndarray:
     """Saddlepoint log P(|D_i n_j − D_j n_i| ≥ m), vectorized over pairs (1-D arrays).
 
-    Sums P̂(D_i = x) P̂(D_j ≤ ⌊(x n_j − m)/n_i⌋) over x in the window x* ± (half_width σ* + 4)
-    of the upper tail, and P̂(D_i = x) P̂(D_j ≥ ⌈(x n_j + m)/n_i⌉) over the lower tail's window
-    (terms beyond are < e^(−half_width²/2) of the largest and decay geometrically: log-concave).
-    The floors/ceilings are exact per x (they make the distribution of T lumpy when n_i ≠ n_j,
-    which a saddlepoint for T alone would smooth over).
+    Sums P̂(D_s = x) P̂(D_l ≤ ⌊(x n_l − m)/n_s⌋) over x in the window x* ± (half_width σ* + 4)
+    of the upper tail, and P̂(D_s = x) P̂(D_l ≥ ⌈(x n_l + m)/n_s⌉) over the lower tail's window,
+    where s is the smaller group of the pair and l the larger (|T| is symmetric in i, j; the
+    window then spans the fewest points). Terms beyond the window are < e^(−half_width²/2) of
+    the largest and decay geometrically (log-concave). The floors/ceilings are exact per x, in
+    int64 (they make the distribution of T lumpy when n_i ≠ n_j, which a saddlepoint for T alone
+    would smooth over).
     """
     m = np.asarray(m, np.float64)
     n_i = np.asarray(n_i, np.float64)
     n_j = np.asarray(n_j, np.float64)
+    n_i, n_j = np.minimum(n_i, n_j), np.maximum(n_i, n_j)
     a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
     out = np.full(m.shape, -np.inf)
     for upper in (True, False):  # T ≥ m, and T ≤ −m (= −T ≥ m: a and b swapped, x mirrored)
@@ -544,95 +569,424 @@ def log_tail_saddle(m, n_i, n_j, a, b, c, *, half_width: float = 8.0) -> np.ndar
         hw = np.ceil(half_width * sd + 4.0)
         lo = np.maximum(np.round(xc) - hw, -n_i)
         hi = np.minimum(np.round(xc) + hw, n_i)
-        step = max(1, int(2e6 // max(1.0, float((hi - lo).max()) + 1)))  # ~2e6 points per block
-        for s in range(0, m.size, step):
-            k = slice(s, s + step)
+        order = np.argsort(hi - lo, kind="stable")  # similar widths share a block (less padding)
+        width = hi - lo + 1.0
+        s = 0
+        while s < m.size:
+            e, pts = s, 0.0
+            while e < m.size and (e == s or pts + width[order[e - 1]] * (e - s + 1) <= 2e6):
+                e += 1
+                pts = width[order[e - 1]] * (e - s)
+            k = order[s:e]
             val = _window_logsum(lo[k], hi[k], n_i[k], n_j[k], m[k], a[k], b[k], c[k], upper)
             out[k] = np.logaddexp(out[k], val)
+            s = e
     return np.minimum(out, 0.0)
+
+
+def _log_tail_hybrid(lp_s, off_s, m, n_s, n_l, a, b, c) -> np.ndarray:
+    """log P(|D_s n_l − D_l n_s| ≥ m) from the exact log-PMF of the smaller group s (values
+    ``lp_s`` at d = off_s, off_s + 1, …) and the Lugannani–Rice tails of the larger group l
+    (its saddlepoint is accurate: n_l(a + b) and n_l c large). Sums over the exact PMF's bulk."""
+    top = float(lp_s.max())
+    keep = np.flatnonzero(lp_s >= top - _TRUNC)
+    x = np.arange(int(keep[0]), int(keep[-1]) + 1, dtype=np.int64)
+    w = lp_s[x]
+    x = x + off_s
+    m = np.asarray(m, np.int64).reshape(-1)
+    out = np.full(m.shape, -np.inf)
+    nl, ns = np.int64(n_l), np.int64(n_s)
+    for k, mm in enumerate(m.tolist()):
+        lo = _log_tail_j(_threshold_int(x, nl, ns, np.int64(mm), True).astype(np.float64),
+                         float(n_l), a, b, c, True)
+        hi = _log_tail_j(_threshold_int(x, nl, ns, np.int64(mm), False).astype(np.float64),
+                         float(n_l), a, b, c, False)
+        out[k] = _lse(w + np.logaddexp(lo, hi))
+    return np.minimum(out, 0.0)
+
+
+# ------------------------------------------------------------------------------ windows of PMFs
+#: Windowed exact PMFs of groups too large for the O(n) recurrence: when a cell probability is 0
+#: (binomial closed forms) or the errors are rare (n(a + b) ≤ SMALL_ERRORS: a double sum over
+#: (FN, FP) ≤ S_max). Values within e^-800 of the mode are covered (window of ⌈45σ + 900⌉).
+SMALL_ERRORS = 30.0
+
+
+def _binom_range(n: int, p: float) -> tuple[int, int]:
+    sd = math.sqrt(n * p * (1.0 - p))
+    w = int(math.ceil(45.0 * sd + 900.0))
+    mode = int(math.floor((n + 1) * p))
+    return max(0, mode - w), min(n, mode + w)
+
+
+def _log_binom_tail_above(n: int, p: float, k: int) -> float:
+    """A bound on log P(Bin(n, p) > k) for k ≥ 2np (ratio of successive terms ≤ ½): 2 P(k + 1)."""
+    if k >= n:
+        return -math.inf
+    return math.log(2.0) + float(_log_binomial_window(n, p, k + 1, k + 1)[0])
+
+
+def _pmf_window(n: int, q):
+    """(offset, log P(D = offset + i), log bound of the mass left out) of D = FP − FN, or None.
+
+    Exact (to ~1e-15 relative per value) for: n ≤ EXACT_MAX_N (the full PMF), the uniform null
+    excluded (None); a zero cell probability (binomial closed forms, windowed); rare errors
+    n(a + b) ≤ SMALL_ERRORS (double sum over FN + FP ≤ S_max). None otherwise.
+    """
+    a, b, c = q
+    if n <= EXACT_MAX_N:
+        return -n, log_diff_pmf(n, (a, b, c)), -math.inf
+    if a <= 0.0 and b <= 0.0:
+        return 0, np.zeros(1), -math.inf
+    if b <= 0.0 or a <= 0.0:  # D = −FN ~ −Bin(n, a)  or  D = FP ~ Bin(n, b)
+        p = a if b <= 0.0 else b
+        k0, k1 = _binom_range(n, p)
+        v = _log_binomial_window(n, p, k0, k1)
+        drop = np.logaddexp(_log_binom_tail_above(n, p, k1) if k1 < n else -np.inf,
+                            _log_binom_tail_above(n, 1.0 - p, n - k0) if k0 > 0 else -np.inf)
+        return (-k1, v[::-1].copy(), float(drop)) if b <= 0.0 else (k0, v, float(drop))
+    if c <= 0.0:  # D = 2 FP − n, FP ~ Bin(n, b/(a + b)); odd offsets carry no mass
+        p = b / (a + b)
+        k0, k1 = _binom_range(n, p)
+        v = _log_binomial_window(n, p, k0, k1)
+        out = np.full(2 * (k1 - k0) + 1, -np.inf)
+        out[::2] = v
+        drop = np.logaddexp(_log_binom_tail_above(n, p, k1) if k1 < n else -np.inf,
+                            _log_binom_tail_above(n, 1.0 - p, n - k0) if k0 > 0 else -np.inf)
+        return 2 * k0 - n, out, float(drop)
+    lam = n * (a + b)
+    if lam > SMALL_ERRORS:
+        return None
+    s_max = min(n, int(math.ceil(lam + 45.0 * math.sqrt(lam) + 900.0)))
+    d = np.arange(-s_max, s_max + 1, dtype=np.float64)[:, None]
+    u = np.arange(0, s_max + 1, dtype=np.float64)[None, :]  # FN
+    v = u + d  # FP
+    ok = (v >= 0) & (u + v <= s_max)
+    uu, vv = np.where(ok, u, 0.0), np.where(ok, v, 0.0)
+    lv = (_sp.gammaln(n + 1.0) - _sp.gammaln(uu + 1.0) - _sp.gammaln(vv + 1.0)
+          - _sp.gammaln(n - uu - vv + 1.0) + uu * math.log(a) + vv * math.log(b)
+          + (n - uu - vv) * math.log(c))
+    vals = _sp.logsumexp(np.where(ok, lv, -np.inf), axis=1)
+    drop = _log_binom_tail_above(n, a + b, s_max)
+    return -s_max, vals, drop
+
+
+def _log_tail_windows(wi, off_i, wj, off_j, n_i, n_j, m):
+    """log P(|D_i n_j − D_j n_i| ≥ m) from two windowed log-PMFs (offsets = the d of index 0).
+
+    The same sum as :func:`log_tail_exact` over the bulk (values ≥ max − 800) of each window."""
+    def bulk(w):
+        top = float(w.max())
+        keep = np.flatnonzero(w >= top - _TRUNC)
+        return int(keep[0]), int(keep[-1])
+
+    lo_i, hi_i = bulk(wi)
+    lo_j, hi_j = bulk(wj)
+    w_i, w_j = wi[lo_i:hi_i + 1], wj[lo_j:hi_j + 1]
+    t0, nw = lo_j + off_j, hi_j - lo_j + 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_f = np.concatenate([[-np.inf], np.logaddexp.accumulate(w_j)])
+        log_s = np.concatenate([np.logaddexp.accumulate(w_j[::-1])[::-1], [-np.inf]])
+        x = np.arange(lo_i + off_i, hi_i + off_i + 1, dtype=np.int64)
+        m = np.asarray(m, np.int64).reshape(-1)
+        out = np.zeros(m.shape)
+        ni, nj = np.int64(n_i), np.int64(n_j)
+        for k, mm in enumerate(m.tolist()):
+            if mm <= 0:
+                continue
+            t_lo = _threshold_int(x, nj, ni, np.int64(mm), True)
+            t_hi = _threshold_int(x, nj, ni, np.int64(mm), False)
+            lo = log_f[np.clip(t_lo - t0 + 1, 0, nw)]
+            hi = log_s[np.clip(t_hi - t0, 0, nw)]
+            out[k] = min(0.0, _lse(w_i + np.logaddexp(lo, hi)))
+    return out
+
+
+# ------------------------------------------------------------------------------ uniform null, any n
+
+
+def _q_sum(s: np.ndarray) -> np.ndarray:
+    """Σ_{r=0}^{s} ⌊r²/4⌋ = ⌊s(s + 2)(2s − 1)/24⌋ for int64 s ≥ 0, as float64 (exact below
+    1.6e6, relative ~1e-16 above, where the floor changes less than one part in 1e17)."""
+    s = np.asarray(s, np.int64)
+    small = s < 1_600_000
+    ss = np.where(small, s, 0)
+    exact = (ss * (ss + 2) * (2 * ss - 1)) // 24
+    sf = s.astype(np.float64)
+    return np.where(small, exact.astype(np.float64), sf * (sf + 2.0) * (2.0 * sf - 1.0) / 24.0)
+
+
+def _uniform_total(n) -> np.ndarray:
+    """N(n) = C(n + 3, 3) as float64."""
+    nf = np.asarray(n, np.float64)
+    return (nf + 1.0) * (nf + 2.0) * (nf + 3.0) / 6.0
+
+
+def _uniform_pmf(x, n) -> np.ndarray:
+    """P(D = x) = ⌊(n − |x| + 2)²/4⌋ / N(n) under the uniform null, float64 (|x| ≤ n)."""
+    r = np.asarray(n, np.int64) - np.abs(np.asarray(x, np.int64)) + 2
+    if np.max(r, initial=0) < 3_000_000_000:
+        cnt = ((r * r) // 4).astype(np.float64)
+    else:
+        rf = r.astype(np.float64)
+        cnt = np.floor(rf * rf / 4.0)
+    return cnt / _uniform_total(n)
+
+
+def _uniform_cdf(t, n) -> np.ndarray:
+    """P(D ≤ t) under the uniform null (closed form, float64; t any int64, n ≥ 1)."""
+    t = np.asarray(t, np.int64)
+    tot = _uniform_total(n)
+    tc = np.clip(t, -n - 1, n)
+    low = _q_sum(np.maximum(n + tc + 2, 0)) / tot  # t ≤ 0: #{D ≤ t} = Q(n + t + 2)
+    high = 1.0 - _q_sum(np.maximum(n - tc + 1, 0)) / tot  # t ≥ 0: N − #{D ≥ t + 1}
+    out = np.where(tc <= 0, low, high)
+    return np.where(t < -n, 0.0, np.where(t >= n, 1.0, out))
+
+
+#: The uniform closed-form sum is exact over x = −n_s..n_s for the smaller group s up to here.
+UNIFORM_SUM_MAX = 2**23
+_UNI_CHUNK = 1 << 20
+
+
+def _uniform_log_tail_sum(m: int, n_s: int, n_l: int) -> float:
+    """Exact log P(|D_s n_l − D_l n_s| ≥ m) under the uniform null (m > 0): 2 Σ_x P_s(x)
+    P(D_l ≤ ⌊(x n_l − m)/n_s⌋), closed-form terms, O(n_s) in chunks (the two tails are equal
+    by the symmetry D → −D and disjoint for m > 0)."""
+    x_lo = max(-n_s, -((n_s * n_l - m) // n_l))  # t ≥ −n_l  ⇔  x ≥ (m − n_s n_l)/n_l
+    total = 0.0
+    for s in range(x_lo, n_s + 1, _UNI_CHUNK):
+        x = np.arange(s, min(n_s, s + _UNI_CHUNK - 1) + 1, dtype=np.int64)
+        t = _threshold_int(x, np.int64(n_l), np.int64(n_s), np.int64(m), True)
+        total += float(np.sum(_uniform_pmf(x, n_s) * _uniform_cdf(t, n_l)))
+    return math.log(2.0 * total) if total > 0 else -math.inf
+
+
+#: Relative width of a block of the bracketed uniform sum (n_s > UNIFORM_SUM_MAX).
+_BRACKET_EPS = 5e-5
+
+
+def _geometric_offsets(span: int, eps: float) -> np.ndarray:
+    """0, 1, 2, … then ⌊(1 + eps)^k⌋: integers in [0, span] spaced by a factor ≤ 1 + eps."""
+    if span <= 0:
+        return np.zeros(1, np.int64)
+    dense = np.arange(0, min(span, int(2.0 / eps)) + 1, dtype=np.int64)
+    if span <= dense[-1]:
+        return dense
+    k = np.arange(math.ceil(math.log(dense[-1]) / math.log1p(eps)),
+                  math.ceil(math.log(span) / math.log1p(eps)) + 1)
+    geo = np.minimum(np.floor(np.exp(k * math.log1p(eps))).astype(np.int64), span)
+    return np.unique(np.concatenate([dense, geo, [span]]))
+
+
+def _uniform_log_tail_bracket(m: int, n_s: int, n_l: int) -> tuple[float, float]:
+    """(log p, relative error bound) under the uniform null for any n (m > 0), by blocks.
+
+    p = 2 Σ_x f(x), f(x) = P_s(x) G_l(t(x)) with P_s(x) = P(D_s = x) non-decreasing for x ≤ 0 and
+    non-increasing for x ≥ 0, and G_l(t(x)) = P(D_l ≤ t(x)) non-decreasing in x. On a block
+    [x_a, x_b] that does not straddle 0 the block's sum therefore lies in
+    [L · min(P_s(x_a), P_s(x_b)) G_l(t(x_a)), L · max(P_s(x_a), P_s(x_b)) G_l(t(x_b))], L = x_b − x_a + 1:
+    a rigorous bracket of the whole sum. Block ends are spaced geometrically (factor 1 + 5e-5) from
+    every point where a factor's relative slope is large (the first x with G_l > 0, x = 0,
+    x = ±n_s), so each block's bracket is narrow (~ 2.5e-4 wide); the estimate is the sum of the
+    blocks' trapezoids (clipped to the bracket) and the bound is the larger distance to the
+    bracket's ends, relative."""
+    x_lo = max(-n_s, -((n_s * n_l - m) // n_l))
+    eps = _BRACKET_EPS
+    pts = [np.array([x_lo, n_s, 0, -1, 1], np.int64)]
+    for centre, sign in ((x_lo, 1), (n_s, -1), (0, 1), (0, -1), (-n_s, 1)):
+        off = _geometric_offsets(2 * n_s + 1, eps)
+        pts.append(centre + sign * off)
+    e = np.unique(np.concatenate(pts))
+    e = e[(e >= x_lo) & (e <= n_s)]
+    # blocks [e_k, e_{k+1} − 1], the last one [e_last, e_last]; 0 is its own block start
+    starts = e
+    ends = np.concatenate([e[1:] - 1, [n_s]])
+    length = (ends - starts + 1).astype(np.float64)
+    ps, pe = _uniform_pmf(starts, n_s), _uniform_pmf(ends, n_s)
+    nl, ns = np.int64(n_l), np.int64(n_s)
+    gs = _uniform_cdf(_threshold_int(starts, nl, ns, np.int64(m), True), n_l)
+    ge = _uniform_cdf(_threshold_int(ends, nl, ns, np.int64(m), True), n_l)
+    lo = length * np.minimum(ps, pe) * gs
+    hi = length * np.maximum(ps, pe) * ge
+    est = np.clip(length * 0.5 * (ps * gs + pe * ge), lo, hi)
+    tot, tlo, thi = float(est.sum()), float(lo.sum()), float(hi.sum())
+    if tot <= 0.0:
+        return -math.inf, 0.0
+    bound = max(tot - tlo, thi - tot) / tot
+    return math.log(2.0 * tot), bound
 
 
 # ------------------------------------------------------------------------------ dispatch
 
-#: Smallest cell probability (a, b, c) for the saddlepoint path (its bound is tested from here).
+#: Saddlepoint pairs need n_s(p_FN + p_FP) ≥ SADDLE_MIN_COUNT and n_s(p_TP + p_TN) ≥
+#: SADDLE_MIN_CORRECT for the smaller group s (its error is governed by these expected counts,
+#: not by the probabilities: measured ≤ 1.1e-3 at the edge, tests/test_pvalue_scale.py).
+SADDLE_MIN_COUNT = 30.0
+SADDLE_MIN_CORRECT = 10.0
+#: Kept for compatibility (the old rule was min(a, b, c) ≥ SADDLE_MIN_PROB); no longer used.
 SADDLE_MIN_PROB = 0.005
-#: 2 n_i n_j must stay below 2^53 so that the floors ⌊(x n_j − m)/n_i⌋ are exact in float64.
-SADDLE_MAX_NN = 2.0**53
+#: Kept for compatibility: the floors ⌊(x n_j − m)/n_i⌋ are now exact int64 at any n < 2^31.
+SADDLE_MAX_NN = 2.0**63
 _METHODS = ("auto", "exact", "saddlepoint")
 
 
-def _saddle_ok(n_i, n_j, probs):
+def _saddle_good(n, probs):
+    """Per pair: is the saddlepoint of a group of size n accurate (expected counts large)?"""
     if probs is None:
-        return np.zeros(n_i.shape, dtype=bool)
-    return ((np.minimum(n_i, n_j) >= SADDLE_MIN_N) & (probs.min(axis=-1) >= SADDLE_MIN_PROB)
-            & (2.0 * n_i * n_j < SADDLE_MAX_NN))
+        return np.zeros(np.shape(n), dtype=bool)
+    return ((n * (probs[:, 0] + probs[:, 1]) >= SADDLE_MIN_COUNT)
+            & (n * probs[:, 2] >= SADDLE_MIN_CORRECT) & (np.min(probs, axis=-1) > 0.0))
+
+
+def _saddle_ok(n_i, n_j, probs):
+    """Both groups' saddlepoints accurate (the smaller group's expected counts decide)."""
+    return _saddle_good(np.minimum(n_i, n_j), probs)
+
+
+def _exact_feasible(n_i, n_j, probs):
+    """Per pair: can the engine compute the p-value exactly (within its memory/time budget)?"""
+    big = np.maximum(n_i, n_j)
+    small = np.minimum(n_i, n_j)
+    if probs is None:
+        return (big <= EXACT_MAX_N) | (small <= UNIFORM_SUM_MAX)
+    ok = big <= EXACT_MAX_N
+    rest = np.flatnonzero(~ok)
+    for k in rest.tolist():
+        q = tuple(probs[k].tolist())
+        ok[k] = all(_windowable(int(n), q) for n in (n_i[k], n_j[k]))
+    return ok
+
+
+def _windowable(n: int, q) -> bool:
+    a, b, c = q
+    return n <= EXACT_MAX_N or min(a, b, c) <= 0.0 or n * (a + b) <= SMALL_ERRORS
 
 
 def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-    """log p-values and the method per pair, for 1-D arrays.
+    """log p-values and the method per pair, for 1-D arrays (see :func:`engine_bounds`)."""
+    log_p, used, _ = engine_bounds(m, n_i, n_j, probs, method)
+    return log_p, used
+
+
+def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
+    """log p-values, the method per pair and a relative error bound per pair, for 1-D arrays.
 
     Args:
         m: int64 (P,) observed |T| = |D_i n_j − D_j n_i| (a multiple of gcd(n_i, n_j)).
-        n_i, n_j: int64 (P,) group sizes ≥ 1.
+        n_i, n_j: int64 (P,) group sizes in [1, 2^31 − 1].
         probs: None (uniform null) or float64 (P, 3): (p_FN, p_FP, p_TP + p_TN) per pair.
         method: ``"auto"``, ``"exact"`` or ``"saddlepoint"``.
+
+    Returns (log_p, method, error_bound): ``method`` per pair is ``"exact"``,
+    ``"saddlepoint"`` or ``"bracketed"`` (uniform null, smaller group > UNIFORM_SUM_MAX);
+    ``error_bound`` is 0.0 for exact values (float rounding only, ~n·1e-16) and a bound on
+    |p̂ − p|/p otherwise.
     """
+    m = np.asarray(m, np.int64)
+    n_i = np.asarray(n_i, np.int64)
+    n_j = np.asarray(n_j, np.int64)
     P = m.shape[0]
     ok = _saddle_ok(n_i, n_j, probs)
+    feasible = _exact_feasible(n_i, n_j, probs)
     if method == "exact":
+        if not feasible.all():
+            k = int(np.flatnonzero(~feasible)[0])
+            raise ValueError(
+                f"method: the exact OFI p-value needs max(n_i, n_j) ≤ {EXACT_MAX_N:,}"
+                + (f" or min(n_i, n_j) ≤ {UNIFORM_SUM_MAX:,} under the uniform null"
+                   if probs is None else
+                   ", a zero cell probability, or rare errors (n(p_FN + p_FP) ≤ "
+                   f"{SADDLE_MIN_COUNT:g})")
+                + f" (memory and time); got n_i = {int(n_i[k]):,}, n_j = {int(n_j[k]):,}. Use "
+                "method='auto' (exact where feasible, else an approximation with its relative "
+                "error bound in PValue.error_bound)."
+            )
         use_saddle = np.zeros(P, dtype=bool)
     elif method == "saddlepoint":
         if not ok.all():
             raise ValueError(
-                f"method: 'saddlepoint' needs the multinomial null, min(n_i, n_j) ≥ {SADDLE_MIN_N}, "
-                f"2 n_i n_j < 2^53 and every cell probability (p_FN, p_FP, p_TP + p_TN) ≥ "
-                f"{SADDLE_MIN_PROB}; "
-                "use method='auto' (exact where the saddlepoint is not allowed)."
+                "method: 'saddlepoint' needs the multinomial null and, for the smaller group s, "
+                f"n_s (p_FN + p_FP) ≥ {SADDLE_MIN_COUNT:g} and n_s (p_TP + p_TN) ≥ "
+                f"{SADDLE_MIN_CORRECT:g} (every cell probability > 0); "
+                "use method='auto' (exact where the saddlepoint is not accurate)."
             )
         use_saddle = ok
     else:
         keys = set(zip(n_i.tolist(), n_j.tolist(),
                        map(tuple, probs.tolist()) if probs is not None else [None] * P))
         work = sum(ni + nj for ni, nj, _ in keys)
-        use_saddle = ok & (work > AUTO_EXACT_WORK)
-    exact = ~use_saddle & (m > 0)
-    big = exact & (np.maximum(n_i, n_j) > EXACT_MAX_N)
-    if big.any():
-        raise ValueError(
-            f"n_i: the exact OFI p-value supports group sizes up to {EXACT_MAX_N:,} (got "
-            f"{int(np.maximum(n_i, n_j)[big].max()):,}); under a multinomial null with every cell "
-            f"probability ≥ {SADDLE_MIN_PROB} the saddlepoint approximation handles groups up to "
-            "n_i n_j < 2^52 (method='auto' or 'saddlepoint'); larger counts cannot be tested exactly "
-            "here: compare rates with a normal approximation by hand."
-        )
+        use_saddle = ok & ((work > AUTO_EXACT_WORK) | ~feasible)
     log_p = np.zeros(P)
-    if exact.any():
-        idx = np.flatnonzero(exact)
-        groups: dict = {}
-        for k in idx.tolist():
-            pk = None if probs is None else tuple(probs[k].tolist())
-            groups.setdefault((int(n_i[k]), int(n_j[k]), pk), []).append(k)
-        items = list(groups.items())
-        start = 0
-        while start < len(items):  # blocks of pairs: PMFs built together, bounded memory
-            stop, size = start, 0
-            while stop < len(items) and (stop == start or size < 4 * _BATCH_FLOATS):
-                size += 2 * (items[stop][0][0] + items[stop][0][1]) + 2
-                stop += 1
-            blk = items[start:stop]
-            dists = list(dict.fromkeys(d for (ni, nj, pk), _ in blk for d in ((ni, pk), (nj, pk))))
-            pmfs = dict(zip(dists, log_diff_pmfs([d[0] for d in dists],
-                                                 None if probs is None else [d[1] for d in dists])))
-            for (ni, nj, pk), ks in blk:
-                log_p[ks] = log_tail_exact(pmfs[(ni, pk)], pmfs[(nj, pk)], ni, nj, m[ks])
-            start = stop
-    if use_saddle.any():
-        s = use_saddle & (m > 0)
-        if s.any():
-            pr = probs[s]
-            log_p[s] = log_tail_saddle(m[s].astype(np.float64), n_i[s], n_j[s],
-                                       pr[:, 0], pr[:, 1], pr[:, 2])
-    return log_p, np.where(use_saddle, "saddlepoint", "exact")
+    bound = np.zeros(P)
+    used = np.where(use_saddle, "saddlepoint", "exact").astype(object)
+    todo = ~use_saddle & (m > 0)
+    # pairs the classic exact engine covers (both groups ≤ EXACT_MAX_N): unchanged path
+    classic = todo & (np.maximum(n_i, n_j) <= EXACT_MAX_N)
+    if classic.any():
+        _exact_classic(np.flatnonzero(classic), m, n_i, n_j, probs, log_p)
+    rest = np.flatnonzero(todo & ~classic)
+    for k in rest.tolist():
+        ni, nj, mk = int(n_i[k]), int(n_j[k]), int(m[k])
+        ns, nl = min(ni, nj), max(ni, nj)
+        if probs is None:
+            if ns <= UNIFORM_SUM_MAX:
+                log_p[k] = min(0.0, _uniform_log_tail_sum(mk, ns, nl))
+            else:
+                lp, bd = _uniform_log_tail_bracket(mk, ns, nl)
+                log_p[k], bound[k], used[k] = min(0.0, lp), bd, "bracketed"
+            continue
+        q = tuple(probs[k].tolist())
+        if feasible[k]:
+            ws, wl = _pmf_window(ns, q), _pmf_window(nl, q)
+            val = float(_log_tail_windows(ws[1], ws[0], wl[1], wl[0], ns, nl, np.array([mk]))[0])
+            log_p[k] = val
+            drop = float(np.logaddexp(ws[2], wl[2]))
+            if drop > -np.inf and drop - val > math.log(1e-15):  # left-out mass not negligible
+                bound[k], used[k] = min(1.0, math.exp(drop - val)), "truncated"
+            continue
+        # the larger group's saddlepoint is accurate, the smaller's is not: exact PMF of s
+        ws = _pmf_window(ns, q)
+        if ws is None or not bool(_saddle_good(np.array([nl]), probs[k:k + 1])[0]):
+            raise ValueError(
+                f"null: no accurate p-value for n_i = {ni:,}, n_j = {nj:,} with cell probabilities "
+                f"(p_FN, p_FP, p_TP + p_TN) = {q} (fewer than {SADDLE_MIN_CORRECT:g} expected "
+                "correct predictions in a group of more than 5,000,000): pass a reference CM as "
+                "null, or test this pair by Monte Carlo (audit(..., method='monte_carlo'))."
+            )
+        val = float(_log_tail_hybrid(ws[1], ws[0], np.array([mk]), ns, nl, *q)[0])
+        log_p[k], used[k] = val, "saddlepoint"
+        bound[k] = SADDLE_REL_ERROR + (math.exp(ws[2] - val) if ws[2] > -np.inf else 0.0)
+    s = use_saddle & (m > 0)
+    if s.any():
+        pr = probs[s]
+        log_p[s] = log_tail_saddle(m[s].astype(np.float64), n_i[s], n_j[s],
+                                   pr[:, 0], pr[:, 1], pr[:, 2])
+    bound[s] = SADDLE_REL_ERROR
+    used = np.asarray(used.tolist() if P else [], dtype=str).reshape(P)
+    return log_p, used, bound
+
+
+def _exact_classic(idx, m, n_i, n_j, probs, log_p) -> None:
+    """The exact engine for groups ≤ EXACT_MAX_N: full PMFs built in batches, truncated sums."""
+    groups: dict = {}
+    for k in idx.tolist():
+        pk = None if probs is None else tuple(probs[k].tolist())
+        groups.setdefault((int(n_i[k]), int(n_j[k]), pk), []).append(k)
+    items = list(groups.items())
+    start = 0
+    while start < len(items):  # blocks of pairs: PMFs built together, bounded memory
+        stop, size = start, 0
+        while stop < len(items) and (stop == start or size < 4 * _BATCH_FLOATS):
+            size += 2 * (items[stop][0][0] + items[stop][0][1]) + 2
+            stop += 1
+        blk = items[start:stop]
+        dists = list(dict.fromkeys(d for (ni, nj, pk), _ in blk for d in ((ni, pk), (nj, pk))))
+        pmfs = dict(zip(dists, log_diff_pmfs([d[0] for d in dists],
+                                             None if probs is None else [d[1] for d in dists])))
+        for (ni, nj, pk), ks in blk:
+            log_p[ks] = log_tail_exact(pmfs[(ni, pk)], pmfs[(nj, pk)], ni, nj, m[ks])
+        start = stop
 
 
 # ------------------------------------------------------------------------------ public API
@@ -686,11 +1040,13 @@ def _null_abc(null, name: str = "null", pooled=None):
     return np.stack([p[..., 1], p[..., 2], p[..., 0] + p[..., 3]], -1)
 
 
-def _finish(log_p, ofi, used, shape) -> PValue:
+def _finish(log_p, ofi, used, shape, bound=None) -> PValue:
     log_p = np.minimum(log_p, 0.0).reshape(shape)
     used = used.reshape(shape)
+    bound = (np.where(used == "exact", 0.0, SADDLE_REL_ERROR) if bound is None
+             else np.asarray(bound, np.float64)).reshape(shape)
     return PValue(np.exp(log_p), log_p, np.asarray(ofi, np.float64).reshape(shape), used,
-                  used == "saddlepoint")
+                  bound > 0.0, bound)
 
 
 def ofi_pvalue_cms(cm_i, cm_j, *, null="pooled", method: str = "auto") -> PValue:
@@ -744,8 +1100,8 @@ def ofi_pvalue_cms(cm_i, cm_j, *, null="pooled", method: str = "auto") -> PValue
     n_i, n_j = ci.sum(-1), cj.sum(-1)
     d_i, d_j = ci[:, 2] - ci[:, 1], cj[:, 2] - cj[:, 1]
     m = np.abs(d_i * n_j - d_j * n_i)
-    log_p, used = engine(m, n_i, n_j, abc, method)
-    return _finish(log_p, d_i / n_i - d_j / n_j, used, shape)
+    log_p, used, bound = engine_bounds(m, n_i, n_j, abc, method)
+    return _finish(log_p, d_i / n_i - d_j / n_j, used, shape, bound)
 
 
 def ofi_pvalue(ofi_observed, n_i, n_j, *, null="uniform", method: str = "auto"):
@@ -802,9 +1158,11 @@ def _ofi_pvalue_result(ofi_observed, n_i, n_j, *, null, method, scalar=False):
     x = np.abs(obs) * lcm
     r = np.round(x)
     k = np.where(np.abs(x - r) <= 1e-6 * lcm, r, np.ceil(x))  # within 1e-6 of a lattice point
-    m = k.astype(np.int64) * g
-    log_p, used = engine(m, ni, nj, abc, method)
-    res = _finish(log_p, obs, used, shape)
+    # |OFI| ≤ 2: k ≤ 2 lcm, so m = k g ≤ 2 n_i n_j < 2^63 (clipped before the int64 cast)
+    k_max = 2.0 * lcm.astype(np.float64)
+    m = np.where(k >= k_max, 2 * ni * nj, np.where(k >= k_max, 0.0, k).astype(np.int64) * g)
+    log_p, used, bound = engine_bounds(m, ni, nj, abc, method)
+    res = _finish(log_p, obs, used, shape, bound)
     if scalar:
         return float(res.p_value) if res.p_value.ndim == 0 else res.p_value
     return res
