@@ -12,8 +12,7 @@ import pytest
 
 import ofijax
 from ofijax import audit, audit_batch, four_fifths_pair, impact_ratio, ofi_test, pairwise_ofi_test
-from ofijax.auditing import VERDICTS, audit_from_counts
-from ofijax.auditing._verdicts import VERDICT_RENAMES, format_number
+from ofijax.auditing import VERDICT_RENAMES, VERDICTS, audit_from_counts
 
 
 def rows_from_cms(cms, labels):
@@ -300,13 +299,6 @@ def test_verdict_says_what_was_measured():
     assert r["verdict"] == "selection-rate disparity" and r["disadvantaged"] == "lo"
     assert "(DI fails)" in r["reading"] and "no significant algorithmic bias" in r["reading"]
     assert "systemic" not in r["reading"] and "systemic" not in af.summary(explain=True).split("How to read")[0]
-
-
-def test_format_number_never_prints_negative_zero():
-    for x, digits, sign, want in [(-1e-9, 2, True, "0.00"), (-0.004, 2, False, "0.00"), (-0.0, 3, True, "0.000"),
-                                  (-0.005001, 2, True, "-0.01"), (0.004, 2, True, "0.00"), (0.25, 2, True, "+0.25"),
-                                  (float("nan"), 2, True, "undefined")]:
-        assert format_number(x, digits, sign) == want
 
 
 def test_reports_print_no_negative_zero():

@@ -41,6 +41,7 @@ from ofijax.auditing._significance import holm as holm
 from ofijax.auditing._significance import ofi_bootstrap as ofi_bootstrap
 from ofijax.auditing._significance import ofi_test as ofi_test
 from ofijax.auditing._significance import pairwise_ofi_test as pairwise_ofi_test
+from ofijax.auditing._verdicts import VERDICT_RENAMES as VERDICT_RENAMES
 from ofijax.auditing._verdicts import VERDICTS as VERDICTS
 from ofijax.auditing._verdicts import adjust_pvalues as adjust_pvalues
 from ofijax.auditing._verdicts import min_group_size as min_group_size
@@ -52,6 +53,7 @@ __all__ = [
     "GROUP_METRICS",
     "PAIR_METRICS",
     "VERDICTS",
+    "VERDICT_RENAMES",
     "NULLS",
     "OFITest",
     "OFIBootstrap",
