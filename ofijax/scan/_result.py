@@ -38,7 +38,9 @@ class ScanResult(NamedTuple):
       total_size: rows of S in the whole input, whatever their class (a top-k find after the
         first: not counting the rows of the earlier finds, which its rescan removed).
       description: what the result means, in words: which rate is raised for which rows, both
-        rates, both sizes, and a warning when the score is an artefact of the q cap.
+        rates, both sizes, and a warning when the score is an artefact of the q cap; for
+        FPR-/TPR-/IJDI-Scan of predictions that were not 0/1, the threshold that turned them into
+        decisions ("predictions thresholded at 0.5 (default; ...)" or "... (given; ...)").
       observed_rate: rate of the scanned outcome among the scanned rows of S (Bias Scan: of
         outcome 1; FPR-/TPR-/IJDI-Scan: of the harmful prediction, i.e. benefit withheld).
       expected_rate: mean null rate (expectation) of those rows (FPR-/TPR-Scan: the class's
