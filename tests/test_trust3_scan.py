@@ -172,8 +172,9 @@ def test_explicit_threshold_is_silent_and_recorded():
 
 
 def test_ijdi_threshold_rule():
-    with pytest.warns(UserWarning, match="^ijdi_scan: y_pred holds values other than 0/1"):
+    with pytest.warns(UserWarning, match="^ijdi_scan: y_pred holds values other than 0/1") as rec:
         got = scan.ijdi_scan(X, Y, SCORES, P, lam=0.5, num_restarts=5)
+    assert rec[0].filename == __file__
     ref = scan.ijdi_scan(X, Y, PRED, P, lam=0.5, num_restarts=5)
     assert got.score == ref.score and got.subset == ref.subset
     assert got.description.endswith("predictions thresholded at 0.5 (default; y_pred ≥ 0.5 → 1)")
