@@ -247,12 +247,9 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str, key: Any = None,
         inv = inv.reshape(-1)
         ci, cj = c[cand, iu[pair]], c[cand, ju[pair]]
         if method == "monte_carlo":
-            # one key per distinct test, folded from the test's own numbers: the estimate of a pair
-            # does not depend on its position in the batch (nor on group or candidate order)
-            pv = np.empty(rep.size)
-            for t in range(rep.size):
-                kt = jax.random.fold_in(key, _test_seed(tests[rep[t]]))
-                pv[t] = sig._monte_carlo_pvalues(kt, ci[t:t + 1], cj[t:t + 1], null, num_samples)[0]
+            # each test's key is folded from the test's own numbers (see _monte_carlo_pvalues): the
+            # estimate of a pair does not depend on its position, nor on group or candidate order
+            pv = sig._monte_carlo_pvalues(key, ci, cj, null, num_samples)
             p[todo] = pv[inv]
             log_p[todo] = np.log(pv[inv])
             approx[todo] = True
@@ -265,14 +262,6 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str, key: Any = None,
             how[todo] = np.asarray(r.method, dtype=object).reshape(-1)[inv]
     shape = m.shape
     return p.reshape(shape), log_p.reshape(shape), approx.reshape(shape), how.reshape(shape)
-
-
-def _test_seed(row: np.ndarray) -> int:
-    """A 31-bit seed from a test's integers (sizes, M, pooled counts), the same on every run."""
-    h = 0
-    for x in row.tolist():
-        h = (h * 1_000_003 + int(x)) % 2_147_483_647
-    return h
 
 
 # ------------------------------------------------------------------------------------------------

@@ -768,11 +768,16 @@ def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample
     if not nboot:
         nan = np.full((k, k), np.nan)
         return nan, nan.copy(), nan.copy(), nan.copy()
+    # Resample the groups in a canonical order (by their counts), so that the intervals do not
+    # depend on the groups' names or order: groups with equal counts are interchangeable.
+    canon = np.lexsort(np.asarray(cms, np.float64).T[::-1])
+    back = np.argsort(canon)
     if sample_weight is None:
-        samples = sig.bootstrap_ofi(key, cms, num_samples=nboot)
+        samples = sig.bootstrap_ofi(key, np.asarray(cms)[canon], num_samples=nboot)
     else:
         samples = _weighted_bootstrap(key, y_true, y_pred, features, sample_weight,
-                                      beneficial_label, nboot, k)
+                                      beneficial_label, nboot, k, back)
+    samples = np.asarray(samples)[:, back][:, :, back]
     lo, hi = sig.percentiles(samples, conf)
     slo, shi = sig.percentiles(samples, conf_sim)
     return lo, hi, slo, shi
@@ -840,12 +845,15 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
     return pairs
 
 
-def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, beneficial_label, nboot, k):
+def _weighted_bootstrap(key, y_true, y_pred, sensitive_features, sample_weight, beneficial_label, nboot, k,
+                        relabel):
+    """Row bootstrap of the weighted OFIs, groups numbered ``relabel[code]`` (the canonical order)."""
     yt = v.check_binary(y_true, "y_true").astype(np.int32)
     yp = v.check_binary(y_pred, "y_pred").astype(np.int32)
     n = yt.shape[0]
     w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
     codes, _, _ = encode_groups(sensitive_features, n)
+    codes = np.asarray(relabel, np.int32)[codes]
     if beneficial_label == 0:
         yt, yp = 1 - yt, 1 - yp
     cell = 2 * (1 - yt) + (1 - yp)

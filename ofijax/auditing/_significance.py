@@ -260,14 +260,31 @@ def _require_key(key: Any) -> Any:
     return key
 
 
+def _test_seed(numbers) -> int:
+    """A 31-bit seed from a test's integers, the same on every run and platform."""
+    h = 0
+    for x in numbers:
+        h = (h * 1_000_003 + int(x)) % 2_147_483_647
+    return h
+
+
 def _monte_carlo_pvalues(key, cm_i, cm_j, null, num_samples, progress=None):
-    """(1 + hits)/(1 + draws) per pair, drawing with the distributions samplers (key per pair)."""
+    """(1 + hits)/(1 + draws) per pair, drawing with the distributions samplers.
+
+    Each pair's key is ``fold_in(key, seed)`` with the seed taken from the numbers that define its
+    test (the sizes, smaller first, M = |D_i n_j − D_j n_i| and, under the pooled null, the pooled
+    counts), and the smaller group draws first: a pair's estimate depends only on the key and its
+    own test, not on its position, the order of the two groups or their names."""
     pairs = range(cm_i.shape[0])
     out = np.empty(cm_i.shape[0])
     for p in progress(pairs) if progress is not None else pairs:
-        ci, cj = cm_i[p], cm_j[p]
+        ci, cj = np.asarray(cm_i[p], np.int64), np.asarray(cm_j[p], np.int64)
         n_i, n_j = int(ci.sum()), int(cj.sum())
-        k_i, k_j = jax.random.split(jax.random.fold_in(key, p))
+        if (n_i, tuple(ci)) > (n_j, tuple(cj)):
+            ci, cj, n_i, n_j = cj, ci, n_j, n_i
+        m = abs(int(ci[FP] - ci[FN]) * n_j - int(cj[FP] - cj[FN]) * n_i)
+        ident = [n_i, n_j, m] + ([] if null == "uniform" else (ci + cj).tolist())
+        k_i, k_j = jax.random.split(jax.random.fold_in(key, _test_seed(ident)))
         if null == "uniform":
             si, sj = _dist.sample_uniform(k_i, n_i, (num_samples,)), _dist.sample_uniform(k_j, n_j, (num_samples,))
         else:
@@ -276,7 +293,6 @@ def _monte_carlo_pvalues(key, cm_i, cm_j, null, num_samples, progress=None):
             sj = _dist.sample_multinomial(k_j, n_j, probs, (num_samples,))
         d_i = np.asarray(si[:, FP], np.int64) - np.asarray(si[:, FN], np.int64)
         d_j = np.asarray(sj[:, FP], np.int64) - np.asarray(sj[:, FN], np.int64)
-        m = abs(int(ci[FP] - ci[FN]) * n_j - int(cj[FP] - cj[FN]) * n_i)
         hits = int(np.sum(np.abs(d_i * n_j - d_j * n_i) >= m))
         out[p] = (1.0 + hits) / (1.0 + num_samples)
     return out
