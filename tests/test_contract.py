@@ -1,0 +1,1008 @@
+"""The invariance contract of every public entry point (issue #37, "Trust round 3", the contract).
+
+For ``ofijax.audit``, ``ofijax.audit_batch``, ``ofijax.group_confusion_matrices``,
+``ofijax.stats.collect`` + ``ofijax.stats.audit_counts``, the scans (``bias_scan``, ``fpr_scan``,
+``tpr_scan``, ``ijdi_scan``) and the CLI (``ofijax audit``/``ofijax scan``, every engine):
+
+(a) permuting rows, or the pandas index (same labels in another order), changes no number;
+(b) renaming or reordering groups (and scan attribute values) changes no number, up to orientation:
+    OFI(i, j) = -OFI(j, i), the four-fifths outcome names the same group, the same verdicts;
+(c) re-typing labels and group codes (int, str, category, nullable, Arrow, polars) changes no number;
+and one test pushes the same table through every engine (numpy, pandas, polars, counts, CSV and
+parquet through both CLI engines, Spark local, ``audit_batch`` with one candidate) and requires the
+same pair table.
+
+Results are compared **keyed by group label** (mapped back to the baseline's labels), never by
+position, with exact equality for counts, verdicts and words, and rtol 1e-12 for floats. Besides the
+invariances, every call's counts are checked against a NumPy brute force, OFI and DI against
+``fractions.Fraction`` and the Holm adjustment against a direct implementation, so a number that is
+wrong the same way in both calls still fails.
+
+Randomized outputs: the bootstrap intervals and Monte Carlo p-values are checked to be
+deterministic for a fixed input and to keep their distribution under a row permutation (the same key
+on permuted rows legitimately draws other resamples); the scans' restarts are deterministic given
+``key`` and, on these small attribute spaces, find the same subgroup whatever the row order, names
+and types. Randomization-test p-values of the scans are checked for determinism only (their
+distribution under permutation would need hundreds of replicates per example: too slow here).
+
+CLI and Spark cases use a few fixed tables (each CLI run is an in-process ``ofijax.cli.main`` call
+in a temporary working directory); the API cases use hypothesis with small tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import re
+from fractions import Fraction
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import ofijax
+from ofijax import scan as S
+from ofijax import stats
+from ofijax.auditing import group_label
+from ofijax.cli import main
+
+SETTINGS = settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure shows its first example
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.function_scoped_fixture],
+)
+
+RTOL = 1e-12
+NAMES = np.array(["a", "b", "c", "d"], dtype=object)  # the baseline's labels of codes 0..3
+RENAMED = np.array(["zulu", "yankee", "x-ray", "whiskey"], dtype=object)  # reversed sort order
+PAIR_COLUMNS = ("n_i", "n_j", "ofi", "p_value", "p_adjusted", "di", "four_fifths", "verdict")
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------------
+
+
+def make_table(seed: int, n: int, k: int, zero_group: bool = False) -> dict:
+    """A random table: labels ``y``, predictions ``p`` (0/1 ints), group codes ``g`` in 0..k-1
+    (every group present), probabilities ``prob``, and attribute codes ``a`` (3), ``b`` (2), ``c`` (4).
+    ``zero_group``: group 0 selects no one (DI 0 / undefined: issue #37 item 1)."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, k, n)
+    g[:k] = np.arange(k)
+    rng.shuffle(g)
+    y = rng.integers(0, 2, n)
+    p = (rng.random(n) < np.array([0.25, 0.5, 0.7, 0.45])[g]).astype(np.int64)
+    if zero_group:
+        p[g == 0] = 0
+    return {
+        "y": y.astype(np.int64), "p": p, "g": g.astype(np.int64), "prob": rng.uniform(0.05, 0.95, n),
+        "a": rng.integers(0, 3, n), "b": rng.integers(0, 2, n), "c": rng.integers(0, 4, n),
+    }
+
+
+TABLES = st.builds(
+    make_table, seed=st.integers(0, 2**32 - 1), n=st.sampled_from([24, 60, 150]),
+    k=st.integers(2, 4), zero_group=st.booleans(),
+)
+
+
+def identity(k):
+    return {NAMES[c]: int(c) for c in range(k)}
+
+
+# ---------------------------------------------------------------------------------------------
+# independent references
+# ---------------------------------------------------------------------------------------------
+
+
+def brute_counts(y, p, g) -> dict:
+    """{code: (TP, FN, FP, TN)} by a Python loop over the rows."""
+    out: dict = {}
+    for yi, pi, gi in zip(y.tolist(), p.tolist(), g.tolist()):
+        c = out.setdefault(gi, [0, 0, 0, 0])
+        c[{(1, 1): 0, (1, 0): 1, (0, 1): 2, (0, 0): 3}[(yi, pi)]] += 1
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def frac_ofi(ci, cj) -> Fraction:
+    return Fraction(ci[2] - ci[1], sum(ci)) - Fraction(cj[2] - cj[1], sum(cj))
+
+
+def frac_sel(c) -> Fraction:
+    return Fraction(c[0] + c[2], sum(c))
+
+
+def frac_di(ci, cj) -> float:
+    """Paper DI: selection rate of i over that of j; NaN when j selects no one."""
+    si, sj = frac_sel(ci), frac_sel(cj)
+    return math.nan if sj == 0 else float(si / sj)
+
+
+def ref_four_fifths(ci, cj, li, lj) -> str:
+    """The regulator's impact ratio (lower selection rate over the higher): < 4/5 fails and names
+    the group selected less; both zero is undefined. Whatever the order of the pair."""
+    si, sj = frac_sel(ci), frac_sel(cj)
+    if si == 0 and sj == 0:
+        return "undefined"
+    if min(si, sj) / max(si, sj) < Fraction(4, 5):
+        return f"fails: {li if si < sj else lj!r} selected less"
+    return "passes"
+
+
+def ref_holm(p: list[float]) -> list[float]:
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# group-keyed views (labels mapped back to the baseline's codes) and their comparison
+# ---------------------------------------------------------------------------------------------
+
+
+def _back_lookup(back: dict, label):
+    """The baseline code of a result's label: by the label itself, or by its printed form (the
+    pair tables' ``disadvantaged``/``favoured`` columns print labels)."""
+    if label in back:
+        return back[label]
+    printed = {group_label(k): v for k, v in back.items()}
+    if label in printed:
+        return printed[label]
+    raise AssertionError(f"label {label!r} ({type(label).__name__}) is not one of {list(back)}")
+
+
+def _orient_four_fifths(text: str, codes: dict) -> str:
+    """"fails: i selected less" -> "fails: <code> selected less" (orientation-free)."""
+    return re.sub(r"\b([ij]) selected", lambda m: f"{codes[m.group(1)]!r} selected", str(text))
+
+
+def pair_view(records, back: dict, *, candidate: bool = False, directional_di: bool = True) -> dict:
+    """{(candidate?, code_a, code_b) with code_a < code_b: oriented record} of a pair table.
+
+    OFI, selection rates and n are oriented to (a, b) (OFI(b, a) = -OFI(a, b)); the four-fifths
+    outcome names the group; ``disadvantaged``/``favoured`` are mapped to codes. ``di`` is
+    directional, so it is kept under ``di`` when the row is (a, b) and ``di_ba`` when it is (b, a)
+    (compare it where orientation is fixed, or through the ``di`` matrix / Fraction reference)."""
+    out = {}
+    for r in records:
+        ci, cj = _back_lookup(back, r["group_i"]), _back_lookup(back, r["group_j"])
+        swap = ci > cj
+        a, b = (cj, ci) if swap else (ci, cj)
+        rec = {}
+        for col in ("n_i", "n_j", "selection_rate_i", "selection_rate_j", "accuracy_i", "accuracy_j"):
+            if col in r:
+                side = col[-1]
+                rec[col[:-1] + ({"i": "a", "j": "b"}[side] if not swap else {"i": "b", "j": "a"}[side])] = r[col]
+        if "ofi" in r:
+            rec["ofi"] = -r["ofi"] if swap else r["ofi"]
+        for col in ("p_value", "p_adjusted", "p_across", "verdict", "approximate"):
+            if col in r:
+                rec[col] = r[col]
+        if "four_fifths" in r:
+            rec["four_fifths"] = _orient_four_fifths(r["four_fifths"], {"i": ci, "j": cj})
+        for col in ("disadvantaged", "favoured"):
+            if col in r:
+                rec[col] = None if r[col] is None or (isinstance(r[col], float) and math.isnan(r[col])) \
+                    else _back_lookup(back, r[col])
+        if "di" in r and directional_di:
+            rec["di_ba" if swap else "di"] = r["di"]
+        key = (r["candidate"], a, b) if candidate else (a, b)
+        assert key not in out, f"pair {key} twice"
+        out[key] = rec
+    return out
+
+
+def audit_view(af, back: dict) -> dict:
+    """Everything deterministic in an AuditFrame, keyed by baseline code."""
+    codes = [_back_lookup(back, g) for g in af.groups]
+    assert len(set(codes)) == len(codes), f"two groups map to one: {af.groups}"
+    pos = {c: i for i, c in enumerate(codes)}
+    view: dict = {}
+    for c in codes:
+        view[("cm", c)] = tuple(int(x) for x in np.asarray(af.cms)[pos[c]])
+        row = af.by_group.iloc[pos[c]]
+        view[("by_group", c)] = {col: float(row[col]) for col in af.by_group.columns}
+    for m in ("ofi", "di", "te", "p_value", "p_adjusted"):
+        mat = np.asarray(getattr(af, m), dtype=np.float64)
+        for a in codes:
+            for b in codes:
+                if a != b:
+                    view[(m, a, b)] = float(mat[pos[a], pos[b]])
+    recs = af.pairs.to_dict("records")
+    view["pairs"] = pair_view(recs, back, directional_di=False)
+    return view
+
+
+def _same(x, y, rtol=RTOL) -> bool:
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k], rtol) for k in x)
+    if isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)):
+        return len(x) == len(y) and all(_same(a, b, rtol) for a, b in zip(x, y))
+    if isinstance(x, (bool, np.bool_, str, type(None), frozenset)) or isinstance(
+            y, (bool, np.bool_, str, type(None), frozenset)):
+        return x == y
+    if isinstance(x, (int, np.integer)) and isinstance(y, (int, np.integer)):
+        return int(x) == int(y)
+    fx, fy = float(x), float(y)
+    if math.isnan(fx) or math.isnan(fy):
+        return math.isnan(fx) and math.isnan(fy)
+    return math.isclose(fx, fy, rel_tol=rtol, abs_tol=1e-300)
+
+
+def _diffs(got, want, path, rtol):
+    """Leaf paths where ``got`` and ``want`` differ."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        for k in sorted(got.keys() | want.keys(), key=str):
+            if k not in got or k not in want:
+                yield (path + (k,), got.get(k, "<missing>"), want.get(k, "<missing>"))
+            else:
+                yield from _diffs(got[k], want[k], path + (k,), rtol)
+    elif not _same(got, want, rtol):
+        yield (path, got, want)
+
+
+def assert_same(got: dict, want: dict, what: str, rtol=RTOL):
+    """``got`` equals ``want`` key by key (floats to ``rtol``), reporting the first differences."""
+    bad = list(_diffs(got, want, (), rtol))
+    assert not bad, f"{what}: {len(bad)} entries differ, e.g. " + "; ".join(
+        f"{'/'.join(map(str, k))}: got {g!r}, want {w!r}" for k, g, w in bad[:4])
+
+
+def check_references(view: dict, t: dict, k: int, *, holm: bool = True):
+    """An audit view against the brute-force counts, Fractions and a direct Holm adjustment."""
+    ref = brute_counts(t["y"], t["p"], t["g"])
+    for c in range(k):
+        assert view[("cm", c)] == ref[c], f"counts of group {c}: {view[('cm', c)]} != {ref[c]}"
+    for a in range(k):
+        for b in range(k):
+            if a == b:
+                continue
+            assert math.isclose(view[("ofi", a, b)], float(frac_ofi(ref[a], ref[b])), rel_tol=RTOL,
+                                abs_tol=1e-15), ("ofi", a, b)
+            want = frac_di(ref[a], ref[b])
+            got = view[("di", a, b)]
+            assert (math.isnan(got) and math.isnan(want)) or math.isclose(got, want, rel_tol=RTOL), \
+                f"DI({a}, {b}) = {got}, Fraction reference {want}"
+    pairs = view["pairs"]
+    for (a, b), rec in pairs.items():
+        assert rec["four_fifths"] == ref_four_fifths(ref[a], ref[b], a, b), (
+            f"four-fifths of ({a}, {b}): {rec['four_fifths']!r}; selection rates "
+            f"{frac_sel(ref[a])}, {frac_sel(ref[b])}")
+    if holm:
+        keys = sorted(pairs)
+        adj = ref_holm([pairs[q]["p_value"] for q in keys])
+        for q, want_adj in zip(keys, adj):
+            assert math.isclose(pairs[q]["p_adjusted"], want_adj, rel_tol=1e-12), ("holm", q)
+
+
+# ---------------------------------------------------------------------------------------------
+# re-typed inputs: (maker of the group argument, back map: label the result should carry -> code)
+# ---------------------------------------------------------------------------------------------
+
+
+def _names(g, table=NAMES):
+    return np.asarray(table[g], dtype=object)
+
+
+GROUP_TYPES = {
+    "int": lambda g, k: (g + 10, {c + 10: c for c in range(k)}),
+    "str_object": lambda g, k: (_names(g), identity(k)),
+    "str_numpy_U": lambda g, k: (_names(g).astype(str), identity(k)),
+    "category_reversed": lambda g, k: (
+        pd.Series(pd.Categorical(_names(g), categories=list(NAMES[:k][::-1]))), identity(k)),
+    "nullable_Int64": lambda g, k: (pd.Series(g + 10, dtype="Int64"), {c + 10: c for c in range(k)}),
+    "nullable_string": lambda g, k: (pd.Series(_names(g), dtype="string"), identity(k)),
+    "arrow_string": lambda g, k: (pd.Series(_names(g), dtype=pd.ArrowDtype(pa.string())), identity(k)),
+    "arrow_int64": lambda g, k: (pd.Series(g + 10, dtype=pd.ArrowDtype(pa.int64())),
+                                 {c + 10: c for c in range(k)}),
+    "polars_str": lambda g, k: (pl.Series("g", list(_names(g))), identity(k)),
+    "polars_int": lambda g, k: (pl.Series("g", g + 10), {c + 10: c for c in range(k)}),
+    "polars_frame": lambda g, k: (pl.DataFrame({"g": list(_names(g))}), identity(k)),
+    "renamed_reversed": lambda g, k: (_names(g, RENAMED), {RENAMED[c]: c for c in range(k)}),
+}
+
+LABEL_TYPES = {
+    "int": lambda a: a,
+    "bool": lambda a: a.astype(bool),
+    "float": lambda a: a.astype(np.float64),
+    "nullable_Int64": lambda a: pd.Series(a, dtype="Int64"),
+    "nullable_boolean": lambda a: pd.Series(a.astype(bool), dtype="boolean"),
+    "category": lambda a: pd.Series(pd.Categorical(a)),
+    "arrow_int64": lambda a: pd.Series(a, dtype=pd.ArrowDtype(pa.int64())),
+    "arrow_bool": lambda a: pd.Series(a.astype(bool), dtype=pd.ArrowDtype(pa.bool_())),
+    "polars_int": lambda a: pl.Series(a),
+    "polars_bool": lambda a: pl.Series(a.astype(bool)),
+}
+
+
+def run_audit(y, p, sf, **kw):
+    kw = {"num_samples": 0, "min_group_size": 1, **kw}
+    return ofijax.audit(0, y, p, sensitive_features=sf, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# ofijax.audit
+# ---------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(t=TABLES, perm_seed=st.integers(0, 2**32 - 1))
+def test_audit_rows_permuted_and_groups_renamed(t, perm_seed):
+    """(a) + (b): permuting rows and renaming groups (reversed order) change no number."""
+    k = int(t["g"].max()) + 1
+    base = audit_view(run_audit(t["y"], t["p"], _names(t["g"])), identity(k))
+    check_references(base, t, k)
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    got = audit_view(run_audit(t["y"][perm], t["p"][perm], _names(t["g"][perm])), identity(k))
+    assert_same(got, base, "rows permuted")
+    renamed = audit_view(run_audit(t["y"][perm], t["p"][perm], _names(t["g"][perm], RENAMED)),
+                         {RENAMED[c]: c for c in range(k)})
+    assert_same(renamed, base, "groups renamed (reversed order) and rows permuted")
+    for a, b in renamed["pairs"]:  # antisymmetry inside one result
+        assert renamed[("ofi", a, b)] == -renamed[("ofi", b, a)]
+        assert renamed[("p_value", a, b)] == renamed[("p_value", b, a)]
+
+
+@SETTINGS
+@given(t=TABLES, perm_seed=st.integers(0, 2**32 - 1))
+def test_audit_pandas_index_aligned(t, perm_seed):
+    """(a): pandas Series whose index holds the same labels in another order are aligned on the
+    index (the sensitive features here are stored in another row order than y_true/y_pred)."""
+    k = int(t["g"].max()) + 1
+    base = audit_view(run_audit(t["y"], t["p"], _names(t["g"])), identity(k))
+    rng = np.random.default_rng(perm_seed)
+    n = len(t["y"])
+    idx = rng.permutation(n) * 7 + 1000  # a non-range index
+    ys, ps = pd.Series(t["y"], index=idx), pd.Series(t["p"], index=idx)
+    other = rng.permutation(n)
+    sf = pd.Series(_names(t["g"])[other], index=idx[other])
+    assert_same(audit_view(run_audit(ys, ps, sf), identity(k)), base, "pandas index aligned")
+    yp = pd.Series(t["y"][other], index=idx[other])  # y_true itself in another order
+    assert_same(audit_view(run_audit(yp, ps, sf), identity(k)), base, "y_true reordered")
+
+
+@SETTINGS
+@given(t=TABLES, kind=st.sampled_from(sorted(GROUP_TYPES)))
+def test_audit_group_types(t, kind):
+    """(c): group codes as int, str, category, nullable, Arrow, polars: the same numbers."""
+    k = int(t["g"].max()) + 1
+    base = audit_view(run_audit(t["y"], t["p"], _names(t["g"])), identity(k))
+    sf, back = GROUP_TYPES[kind](t["g"], k)
+    got = audit_view(run_audit(t["y"], t["p"], sf), back)
+    check_references(got, t, k)
+    assert_same(got, base, f"group codes as {kind}")
+
+
+@SETTINGS
+@given(t=TABLES, kind=st.sampled_from(sorted(LABEL_TYPES)))
+def test_audit_label_types(t, kind):
+    """(c): labels and predictions 0/1 as int, bool, float, nullable, category, Arrow, polars."""
+    k = int(t["g"].max()) + 1
+    base = audit_view(run_audit(t["y"], t["p"], _names(t["g"])), identity(k))
+    f = LABEL_TYPES[kind]
+    got = audit_view(run_audit(f(t["y"]), f(t["p"]), _names(t["g"])), identity(k))
+    assert_same(got, base, f"labels as {kind}")
+
+
+def _gcm_dict(r) -> dict:
+    return {g: tuple(int(x) for x in c) for g, c in zip(r.groups, np.asarray(r.cms))}
+
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except (ValueError, TypeError) as exc:
+        return ("error", str(exc))
+
+
+def test_string_labels_follow_one_rule():
+    """#37 item 11: labels '0'/'1' as an object array and as a NumPy '<U1' array follow ONE rule:
+    both accepted with the int labels' numbers, or both refused by one error naming the argument
+    (in audit, audit_batch and group_confusion_matrices, for y_true and y_pred alike)."""
+    t = make_table(3, 60, 3)
+    k = 3
+    base = audit_view(run_audit(t["y"], t["p"], _names(t["g"])), identity(k))
+    y_obj, p_obj = t["y"].astype(str).astype(object), t["p"].astype(str).astype(object)
+    y_u, p_u = t["y"].astype("U1"), t["p"].astype("U1")
+    assert y_u.dtype == np.dtype("<U1")
+    sf = _names(t["g"])
+    for name, call in [
+        ("audit", lambda y, p: audit_view(run_audit(y, p, sf), identity(k))),
+        ("audit_batch", lambda y, p: pair_view(
+            ofijax.audit_batch(y, {"m": p}, sensitive_features=sf, min_group_size=1)
+            .pairs.to_dict("records"), identity(k), candidate=True)),
+        ("group_confusion_matrices", lambda y, p: _gcm_dict(ofijax.group_confusion_matrices(y, p, sf))),
+    ]:
+        for arg in ("y_true", "y_pred"):
+            args_obj = (y_obj, t["p"]) if arg == "y_true" else (t["y"], p_obj)
+            args_u = (y_u, t["p"]) if arg == "y_true" else (t["y"], p_u)
+            obj = _outcome(partial(call, *args_obj))
+            uni = _outcome(partial(call, *args_u))
+            assert obj[0] == uni[0], (
+                f"{name}, {arg}: '0'/'1' as object -> {obj[0]} ({str(obj[1])[:120]}), as '<U1' -> "
+                f"{uni[0]} ({str(uni[1])[:120]}): one rule for both")
+            if obj[0] == "error":
+                assert obj[1].startswith(arg) and uni[1].startswith(arg), (obj[1], uni[1])
+            else:
+                assert _same(obj[1], uni[1]), f"{name}, {arg}: object and '<U1' labels differ"
+                if name == "audit":
+                    assert_same(obj[1], base, f"{name}: '0'/'1' labels vs int labels")
+
+
+# ---------------------------------------------------------------------------------------------
+# ofijax.group_confusion_matrices
+# ---------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(t=TABLES, kind=st.sampled_from(sorted(GROUP_TYPES)), perm_seed=st.integers(0, 2**32 - 1))
+def test_group_confusion_matrices_contract(t, kind, perm_seed):
+    k = int(t["g"].max()) + 1
+    ref = brute_counts(t["y"], t["p"], t["g"])
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    g = t["g"][perm]
+    sf, back = GROUP_TYPES[kind](g, k)
+    r = ofijax.group_confusion_matrices(t["y"][perm], t["p"][perm], sf)
+    cms = np.asarray(r.cms)
+    assert cms.dtype == np.int64
+    got = {_back_lookup(back, lab): tuple(int(x) for x in c) for lab, c in zip(r.groups, cms)}
+    assert got == ref
+
+
+# ---------------------------------------------------------------------------------------------
+# ofijax.audit_batch
+# ---------------------------------------------------------------------------------------------
+
+
+def check_batch_references(pairs: pd.DataFrame, cms_of: dict, back: dict):
+    """Every row's counts, OFI and DI of a batch against Fractions of brute-force counts
+    (``cms_of[candidate][code]``), and its four-fifths outcome against the regulator's rule."""
+    for r in pairs.to_dict("records"):
+        ci, cj = _back_lookup(back, r["group_i"]), _back_lookup(back, r["group_j"])
+        a, b = cms_of[r["candidate"]][ci], cms_of[r["candidate"]][cj]
+        assert (int(r["n_i"]), int(r["n_j"])) == (sum(a), sum(b))
+        assert math.isclose(r["ofi"], float(frac_ofi(a, b)), rel_tol=RTOL, abs_tol=1e-15), (
+            f"batch OFI {r['ofi']!r} vs Fraction {float(frac_ofi(a, b))!r} (candidate "
+            f"{r['candidate']}, {ci} vs {cj})")
+        want = frac_di(a, b)
+        assert (math.isnan(r["di"]) and math.isnan(want)) or math.isclose(r["di"], want, rel_tol=RTOL), (
+            f"batch DI {r['di']!r} vs Fraction {want!r}")
+        assert _orient_four_fifths(r["four_fifths"], {"i": ci, "j": cj}) == ref_four_fifths(a, b, ci, cj)
+
+
+@SETTINGS
+@given(t=TABLES)
+def test_audit_batch_one_candidate_equals_audit(t):
+    """audit_batch with one candidate gives audit's pair table (float64, same verdicts)."""
+    k = int(t["g"].max()) + 1
+    sf = _names(t["g"])
+    af = run_audit(t["y"], t["p"], sf)
+    b = ofijax.audit_batch(t["y"], {"m": t["p"]}, sensitive_features=sf, min_group_size=1)
+    check_batch_references(b.pairs, {"m": brute_counts(t["y"], t["p"], t["g"])}, identity(k))
+    want = pair_view(af.pairs.to_dict("records"), identity(k))
+    got = pair_view(b.pairs.to_dict("records"), identity(k), candidate=True)
+    got = {key[1:]: {c: v for c, v in rec.items() if c in want[key[1:]]} for key, rec in got.items()}
+    want = {key: {c: v for c, v in rec.items() if c in PAIR_COLUMNS + ("ofi", "di", "n_a", "n_b",
+                                                                        "disadvantaged")}
+            for key, rec in want.items()}
+    assert_same(got, want, "audit_batch (one candidate) vs audit")
+
+
+@SETTINGS
+@given(t=TABLES, perm_seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(
+    ["str_object", "int", "category_reversed", "renamed_reversed", "arrow_string", "polars_str"]))
+def test_audit_batch_several_candidates_contract(t, perm_seed, kind):
+    """(a) + (b) + (c) for audit_batch with three candidates (two prediction columns and a flip)."""
+    k = int(t["g"].max()) + 1
+    rng = np.random.default_rng(perm_seed)
+    p2 = 1 - t["p"]
+    p3 = (t["prob"] > 0.5).astype(np.int64)
+    preds = {"m1": t["p"], "m2": p2, "m3": p3}
+    cms_of = {c: brute_counts(t["y"], v, t["g"]) for c, v in preds.items()}
+    b0 = ofijax.audit_batch(t["y"], preds, sensitive_features=_names(t["g"]), min_group_size=1)
+    check_batch_references(b0.pairs, cms_of, identity(k))
+    base = pair_view(b0.pairs.to_dict("records"), identity(k), candidate=True, directional_di=False)
+    perm = rng.permutation(len(t["y"]))
+    sf, back = GROUP_TYPES[kind](t["g"][perm], k)
+    b1 = ofijax.audit_batch(t["y"][perm], {c: v[perm] for c, v in preds.items()}, sensitive_features=sf,
+                            min_group_size=1)
+    check_batch_references(b1.pairs, cms_of, back)
+    got = pair_view(b1.pairs.to_dict("records"), back, candidate=True, directional_di=False)
+    assert_same(got, base, f"audit_batch, rows permuted, groups as {kind}")
+    # pandas inputs in another index order are aligned
+    idx = rng.permutation(len(t["y"])) + 500
+    other = rng.permutation(len(t["y"]))
+    b2 = ofijax.audit_batch(
+        pd.Series(t["y"], index=idx), pd.DataFrame(preds, index=idx).iloc[other],
+        sensitive_features=pd.Series(_names(t["g"]), index=idx).iloc[rng.permutation(len(idx))],
+        min_group_size=1)
+    got2 = pair_view(b2.pairs.to_dict("records"), identity(k), candidate=True, directional_di=False)
+    assert_same(got2, base, "audit_batch, pandas inputs in another index order")
+
+
+@SETTINGS
+@given(t=TABLES, perm_seed=st.integers(0, 2**32 - 1))
+def test_audit_batch_threshold_grid_contract(t, perm_seed):
+    """audit_batch over a threshold grid of scores: rows permuted and groups renamed give the same
+    pairs (keyed by threshold and group), each against Fractions of brute-force counts."""
+    k = int(t["g"].max()) + 1
+    thresholds = [0.2, 0.5, 0.8]
+    cms_of = {th: brute_counts(t["y"], (t["prob"] >= th).astype(np.int64), t["g"]) for th in thresholds}
+    b0 = ofijax.audit_batch(t["y"], scores=t["prob"], thresholds=thresholds,
+                            sensitive_features=_names(t["g"]), min_group_size=1)
+    check_batch_references(b0.pairs, cms_of, identity(k))
+    base = pair_view(b0.pairs.to_dict("records"), identity(k), candidate=True, directional_di=False)
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    b1 = ofijax.audit_batch(t["y"][perm], scores=t["prob"][perm], thresholds=thresholds[::-1],
+                            sensitive_features=_names(t["g"][perm], RENAMED), min_group_size=1)
+    back = {RENAMED[c]: c for c in range(k)}
+    check_batch_references(b1.pairs, cms_of, back)
+    got = pair_view(b1.pairs.to_dict("records"), back, candidate=True, directional_di=False)
+    assert_same(got, base, "audit_batch threshold grid: rows permuted, groups renamed, grid reversed")
+
+
+@settings(SETTINGS, max_examples=4)
+@given(t=TABLES)
+def test_x64_mode_changes_no_number(t):
+    """Counts are exact and results identical whatever jax_enable_x64 says (audit, audit_batch,
+    group_confusion_matrices)."""
+    import jax
+
+    k = int(t["g"].max()) + 1
+    sf = _names(t["g"])
+    out = {}
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            out[x64] = (
+                audit_view(run_audit(t["y"], t["p"], sf), identity(k)),
+                pair_view(ofijax.audit_batch(t["y"], {"m": t["p"]}, sensitive_features=sf,
+                                             min_group_size=1).pairs.to_dict("records"),
+                          identity(k), candidate=True),
+                _gcm_dict(ofijax.group_confusion_matrices(t["y"], t["p"], sf)),
+            )
+    for part, (a, b) in zip(("audit", "audit_batch", "group_confusion_matrices"), zip(out[False], out[True])):
+        assert_same(a, b, f"{part}: jax_enable_x64 False vs True")
+
+
+# ---------------------------------------------------------------------------------------------
+# ofijax.stats.collect + ofijax.stats.audit_counts
+# ---------------------------------------------------------------------------------------------
+
+
+FRAME_GROUP_TYPES = {
+    "str": lambda g, k: (_names(g), identity(k)),
+    "int": lambda g, k: (g + 10, {c + 10: c for c in range(k)}),
+    "category_reversed": lambda g, k: (
+        pd.Categorical(_names(g), categories=list(NAMES[:k][::-1])), identity(k)),
+    "nullable_Int64": lambda g, k: (pd.array(g + 10, dtype="Int64"), {c + 10: c for c in range(k)}),
+    "nullable_string": lambda g, k: (pd.array(_names(g), dtype="string"), identity(k)),
+    "arrow_string": lambda g, k: (pd.array(_names(g), dtype=pd.ArrowDtype(pa.string())), identity(k)),
+    "renamed_reversed": lambda g, k: (_names(g, RENAMED), {RENAMED[c]: c for c in range(k)}),
+}
+
+
+@SETTINGS
+@given(t=TABLES, kind=st.sampled_from(sorted(FRAME_GROUP_TYPES)), polars=st.booleans(),
+       perm_seed=st.integers(0, 2**32 - 1))
+def test_collect_and_audit_counts_contract(t, kind, polars, perm_seed):
+    """stats.collect on a (pandas or polars) frame, rows permuted and group codes re-typed, then
+    stats.audit_counts: the counts of a brute force and audit's numbers."""
+    k = int(t["g"].max()) + 1
+    base = audit_view(run_audit(t["y"], t["p"], _names(t["g"])), identity(k))
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    col, back = FRAME_GROUP_TYPES[kind](t["g"][perm], k)
+    df = pd.DataFrame({"y": t["y"][perm], "p": t["p"][perm], "g": col}, index=perm + 3)
+    if polars:
+        df = pl.from_pandas(df)
+    statistics = stats.collect(df, label="y", pred="p", group="g")
+    counts = statistics.counts
+    got_counts = {_back_lookup(back, lab): tuple(int(x) for x in c)
+                  for lab, c in zip(counts.groups, np.asarray(counts.cms))}
+    assert got_counts == brute_counts(t["y"], t["p"], t["g"])
+    af = stats.audit_counts(0, counts, num_samples=0, min_group_size=1)
+    assert_same(audit_view(af, back), base, f"collect + audit_counts, groups as {kind}")
+
+
+# ---------------------------------------------------------------------------------------------
+# randomized outputs of the audit: bootstrap intervals and Monte Carlo p-values
+# ---------------------------------------------------------------------------------------------
+
+
+def test_audit_randomized_outputs_keep_their_distribution():
+    """Bootstrap intervals and Monte Carlo p-values: identical for a fixed input and key; under a
+    row permutation (other draws) the same distribution: interval ends within a few Monte Carlo
+    standard errors, Monte Carlo p-values within binomial error of the exact p-value."""
+    t = make_table(11, 150, 3)
+    k = 3
+    perm = np.random.default_rng(5).permutation(150)
+    calls = {
+        "base": lambda: ofijax.audit(0, t["y"], t["p"], sensitive_features=_names(t["g"]),
+                                     num_samples=2000, method="monte_carlo"),
+        "permuted": lambda: ofijax.audit(0, t["y"][perm], t["p"][perm],
+                                         sensitive_features=_names(t["g"][perm]),
+                                         num_samples=2000, method="monte_carlo"),
+    }
+    views = {}
+    for name, call in calls.items():
+        a1, a2 = call(), call()
+        for m in ("ci_low", "ci_high", "p_value"):
+            np.testing.assert_array_equal(np.asarray(getattr(a1, m)), np.asarray(getattr(a2, m)),
+                                          err_msg=f"{name}: {m} not deterministic for a fixed key")
+        codes = [_back_lookup(identity(k), g) for g in a1.groups]
+        views[name] = {(m, codes[i], codes[j]): float(np.asarray(getattr(a1, m))[i, j])
+                       for m in ("ci_low", "ci_high", "p_value") for i in range(k) for j in range(k)
+                       if i != j}
+    exact = audit_view(run_audit(t["y"], t["p"], _names(t["g"]), method="exact"), identity(k))
+    for key, v in views["base"].items():
+        w = views["permuted"][key]
+        if key[0] == "p_value":
+            p = exact[key]
+            se = math.sqrt(max(p * (1 - p), 1e-4) / 2000)
+            assert abs(v - p) < 5 * se + 1e-3 and abs(w - p) < 5 * se + 1e-3, (key, v, w, p)
+        else:  # OFI bootstrap quantiles: SD of OFI here ~0.1, quantile MC error ~0.01
+            assert abs(v - w) < 0.05, (key, v, w)
+
+
+# ---------------------------------------------------------------------------------------------
+# scans
+# ---------------------------------------------------------------------------------------------
+
+ATTR_VALUES = {"a": np.array(["x", "y", "z"], dtype=object), "b": np.array(["u", "v"], dtype=object),
+               "c": np.array(["k", "l", "m", "n"], dtype=object)}
+ATTR_RENAMED = {"a": np.array(["zz", "yy", "xx"], dtype=object), "b": np.array(["vv", "uu"], dtype=object),
+                "c": np.array(["q4", "q3", "q2", "q1"], dtype=object)}
+
+
+def _attrs(t, values=ATTR_VALUES, kind="str"):
+    cols = {}
+    for c, vals in values.items():
+        codes = t[c]
+        if kind == "str":
+            cols[c] = vals[codes]
+        elif kind == "int":
+            cols[c] = codes + 1
+        elif kind == "category":
+            cols[c] = pd.Categorical(vals[codes], categories=list(vals[::-1]))
+        elif kind == "string":
+            cols[c] = pd.array(vals[codes], dtype="string")
+        elif kind == "arrow":
+            cols[c] = pd.array(vals[codes], dtype=pd.ArrowDtype(pa.string()))
+    return pd.DataFrame(cols)
+
+
+SCAN_BACK = {
+    "str": {c: {v: i for i, v in enumerate(vals)} for c, vals in ATTR_VALUES.items()},
+    "renamed": {c: {v: i for i, v in enumerate(vals)} for c, vals in ATTR_RENAMED.items()},
+    "int": {c: {i + 1: i for i in range(len(vals))} for c, vals in ATTR_VALUES.items()},
+}
+SCAN_BACK["category"] = SCAN_BACK["string"] = SCAN_BACK["arrow"] = SCAN_BACK["str"]
+
+SCANS = {
+    "bias_scan": lambda X, t, **kw: S.bias_scan(X, t["y"], t["prob"], key=0, **kw),
+    "fpr_scan": lambda X, t, **kw: S.fpr_scan(X, t["y"], t["p"], key=0, **kw),
+    "tpr_scan": lambda X, t, **kw: S.tpr_scan(X, t["y"], t["p"], key=0, **kw),
+    "ijdi_scan": lambda X, t, **kw: S.ijdi_scan(X, t["y"], t["p"], t["prob"], lam=0.5, key=0, **kw),
+}
+
+
+def scan_view(r, back: dict) -> dict:
+    """Subset (as codes), score, q, sizes and rates of a ScanResult."""
+    def codes(d):
+        out = {}
+        for col, vals in (d or {}).items():
+            m = back[col]
+            out[col] = frozenset(m[v.item() if hasattr(v, "item") else v] for v in vals)
+        return out
+    return {"subset": codes(r.subset), "score": float(r.score), "q": float(r.q), "size": int(r.size),
+            "total_size": int(r.total_size), "observed_rate": float(r.observed_rate),
+            "expected_rate": float(r.expected_rate), "search": r.search,
+            "rows": int(np.asarray(r.mask).sum())}
+
+
+def _permute_table(t, perm):
+    return {c: v[perm] for c, v in t.items()}
+
+
+SCAN_TABLES = st.builds(make_table, seed=st.integers(0, 2**32 - 1), n=st.just(120), k=st.just(2))
+
+
+@settings(SETTINGS, max_examples=3)
+@given(t=SCAN_TABLES, perm_seed=st.integers(0, 2**32 - 1),
+       kind=st.sampled_from(["int", "category", "string", "arrow"]))
+@pytest.mark.parametrize("name", sorted(SCANS))
+def test_scans_rows_names_types(name, t, perm_seed, kind):
+    """(a) + (b) + (c) for every row scan with a fixed key: rows permuted, attribute values renamed
+    (reversed order) or re-typed: the same subgroup (as values), score, q, sizes; the mask follows
+    the rows."""
+    fn = SCANS[name]
+    base_r = fn(_attrs(t), t)
+    again = fn(_attrs(t), t)
+    base = scan_view(base_r, SCAN_BACK["str"])
+    assert scan_view(again, SCAN_BACK["str"]) == base, "not deterministic for a fixed key"
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    tp = _permute_table(t, perm)
+    r = fn(_attrs(tp), tp)
+    assert_same(scan_view(r, SCAN_BACK["str"]), base, f"{name}: rows permuted")
+    np.testing.assert_array_equal(np.asarray(r.mask), np.asarray(base_r.mask)[perm])
+    assert_same(scan_view(fn(_attrs(tp, ATTR_RENAMED), tp), SCAN_BACK["renamed"]), base,
+                f"{name}: attribute values renamed (reversed order), rows permuted")
+    assert_same(scan_view(fn(_attrs(t, kind=kind), t), SCAN_BACK[kind]), base,
+                f"{name}: attributes as {kind}")
+
+
+@settings(SETTINGS, max_examples=3)
+@given(t=SCAN_TABLES, perm_seed=st.integers(0, 2**32 - 1))
+@pytest.mark.parametrize("name", sorted(SCANS))
+def test_scans_align_pandas_index(name, t, perm_seed):
+    """#37 item 2: a scan aligns pandas rows on the index (as audit): y/p Series carrying the
+    attributes' index in another order give the aligned call's result."""
+    base = scan_view(SCANS[name](_attrs(t), t), SCAN_BACK["str"])
+    rng = np.random.default_rng(perm_seed)
+    n = len(t["y"])
+    idx = rng.permutation(n) * 3 + 100
+    X = _attrs(t).set_axis(idx)
+    other = rng.permutation(n)
+    ts = {c: (pd.Series(v, index=idx).iloc[other] if c in ("y", "p", "prob") else v) for c, v in t.items()}
+    r = SCANS[name](X, ts)
+    assert_same(scan_view(r, SCAN_BACK["str"]), base, f"{name}: pandas Series in another index order")
+
+
+def test_scan_randomization_deterministic():
+    """Randomization p-values are deterministic for a fixed input and key (their distribution under
+    a row permutation is not checked: too many replicates for this file's budget)."""
+    t = make_table(21, 120, 2)
+    X = _attrs(t)
+    r1 = S.fpr_scan(X, t["y"], t["p"], key=3, num_samples=19)
+    r2 = S.fpr_scan(X, t["y"], t["p"], key=3, num_samples=19)
+    assert r1.p_value == r2.p_value and np.array_equal(np.asarray(r1.null_scores),
+                                                       np.asarray(r2.null_scores))
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI and every engine
+# ---------------------------------------------------------------------------------------------
+
+
+def _cli(args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:
+            rc = exc.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def cli_audit(path, engine, out, *extra) -> dict:
+    # absolute paths: the shared Spark session's JVM resolves relative paths against its own start
+    # directory, not this test's working directory
+    rc, so, se = _cli(["audit", "--data", os.path.abspath(path), "--label", "y", "--pred", "p", "--group", "g",
+                       "--engine", engine, "--out", str(out), "--no-plots", "--bootstrap", "0", *extra])
+    assert rc == 0, f"ofijax audit --engine {engine} on {path}: exit {rc}: {se.strip()[-400:]}"
+    with open(f"{out}/report.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def cross_table() -> pd.DataFrame:
+    """A fixed table: 3 groups of unequal size, one of which selects no one; labels as strings."""
+    t = make_table(2026, 90, 3, zero_group=True)
+    return pd.DataFrame({"y": t["y"], "p": t["p"], "g": _names(t["g"])})
+
+
+def _report_pairs(records, back) -> dict:
+    return {key: {c: v for c, v in rec.items() if c in ("n_a", "n_b", "ofi", "p_value", "p_adjusted",
+                                                        "di", "di_ba", "four_fifths", "verdict")}
+            for key, rec in pair_view(records, back).items()}
+
+
+def test_every_engine_same_report(tmp_path, monkeypatch, spark):
+    """The same table through numpy, pandas, polars, counts, CSV and parquet with the CLI's pandas
+    and stream engines, Spark (CLI and stats.from_spark) and audit_batch with one candidate: the
+    same pair table (group_i, group_j, n_i, n_j, ofi, p_value, p_adjusted, di, four_fifths,
+    verdict)."""
+    monkeypatch.chdir(tmp_path)
+    df = cross_table()
+    k = 3
+    back = identity(k)
+    df.to_csv("t.csv", index=False)
+    df.to_parquet("t.parquet", index=False)
+    y, p, g = df["y"].to_numpy(), df["p"].to_numpy(), df["g"].to_numpy()
+    reports = {}
+    kw = {"num_samples": 0}
+    reports["numpy"] = ofijax.audit(0, y, p, sensitive_features=g, **kw).pairs.to_dict("records")
+    reports["pandas"] = ofijax.audit(0, df["y"], df["p"], sensitive_features=df["g"], **kw).pairs.to_dict(
+        "records")
+    pdf = pl.from_pandas(df)
+    reports["polars"] = ofijax.audit(0, pdf["y"], pdf["p"], sensitive_features=pdf["g"], **kw).pairs.to_dict(
+        "records")
+    counts = stats.collect(df, label="y", pred="p", group="g").counts
+    reports["counts"] = stats.audit_counts(0, counts, **kw).pairs.to_dict("records")
+    reports["spark from_spark"] = stats.audit_counts(
+        0, stats.from_spark(spark.createDataFrame(df), label="y", pred="p", group="g").counts,
+        **kw).pairs.to_dict("records")
+    batch = ofijax.audit_batch(y, {"m": p}, sensitive_features=g)
+    reports["audit_batch"] = batch.pairs.to_dict("records")
+    for fmt in ("csv", "parquet"):
+        for engine in ("pandas", "stream", "spark"):
+            rep = cli_audit(f"t.{fmt}", engine, f"out_{fmt}_{engine}")
+            reports[f"cli {fmt} {engine}"] = rep["pairs"]
+    views = {name: _report_pairs(recs, back) for name, recs in reports.items()}
+    base = views.pop("numpy")
+    ref = brute_counts(y, p, np.array([back[v] for v in g]))
+    for (a, b), rec in base.items():  # the baseline itself against the references
+        assert (rec["n_a"], rec["n_b"]) == (sum(ref[a]), sum(ref[b]))
+        assert math.isclose(rec["ofi"], float(frac_ofi(ref[a], ref[b])), rel_tol=RTOL)
+        assert rec["four_fifths"] == ref_four_fifths(ref[a], ref[b], a, b)
+    bad = {}
+    for name, view in views.items():
+        try:
+            assert_same(view, base, name)
+        except AssertionError as exc:
+            bad[name] = str(exc)[:400]
+    assert not bad, "engines disagree with the numpy audit:\n" + "\n".join(f"{n}: {m}" for n, m in bad.items())
+
+
+def test_cli_rows_permuted_groups_renamed(tmp_path, monkeypatch):
+    """(a) + (b) for ``ofijax audit`` (both engines): rows permuted and groups renamed in the file."""
+    monkeypatch.chdir(tmp_path)
+    df = cross_table()
+    k = 3
+    perm = np.random.default_rng(9).permutation(len(df))
+    df2 = df.iloc[perm].reset_index(drop=True)
+    ren = {NAMES[c]: RENAMED[c] for c in range(k)}
+    df2["g"] = df2["g"].map(ren)
+    df.to_csv("t.csv", index=False)
+    df2.to_csv("t2.csv", index=False)
+    for engine in ("pandas", "stream"):
+        base = pair_view(cli_audit("t.csv", engine, f"o1_{engine}")["pairs"], identity(k),
+                         directional_di=False)
+        got = pair_view(cli_audit("t2.csv", engine, f"o2_{engine}")["pairs"],
+                        {RENAMED[c]: c for c in range(k)}, directional_di=False)
+        assert_same(got, base, f"ofijax audit --engine {engine}: rows permuted, groups renamed")
+
+
+def test_cli_group_codes_are_labels(tmp_path, monkeypatch, spark):
+    """(c) + #37 item 4: group codes that look like numbers ("01", "1", "1.0") are three labels, in
+    every engine, with the API's numbers for the same string labels."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(77, 90, 3)
+    codes = np.array(["01", "1", "1.0"], dtype=object)
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": codes[t["g"]]})
+    df.to_csv("t.csv", index=False)
+    df.to_parquet("t.parquet", index=False)
+    back = {codes[c]: c for c in range(3)}
+    base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=codes[t["g"]],
+                                      num_samples=0).pairs.to_dict("records"), back)
+    bad = {}
+    for fmt in ("csv", "parquet"):
+        for engine in ("pandas", "stream", "spark"):
+            try:
+                rep = cli_audit(f"t.{fmt}", engine, f"o_{fmt}_{engine}")
+                assert sorted(rep["groups"]) == sorted(codes), f"groups {rep['groups']}"
+                assert_same(_report_pairs(rep["pairs"], back), base, f"{fmt} {engine}")
+            except (AssertionError, KeyError) as exc:
+                bad[f"{fmt} {engine}"] = str(exc)[:300]
+    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+
+
+def test_cli_group_column_types(tmp_path, monkeypatch, spark):
+    """(c) for the CLI: a parquet group column stored as int64, string or dictionary (category), and
+    the same codes in a CSV: the same report (labels are the codes as text) in every engine."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(79, 90, 3)
+    codes = t["g"] + 10
+    back = {str(c + 10): c for c in range(3)}
+    base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=codes.astype(str),
+                                      num_samples=0).pairs.to_dict("records"), back)
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": codes})
+    df.to_csv("int.csv", index=False)
+    df.to_parquet("int.parquet", index=False)
+    df.assign(g=codes.astype(str)).to_parquet("str.parquet", index=False)
+    df.assign(g=pd.Categorical(codes.astype(str))).to_parquet("cat.parquet", index=False)
+    bad = {}
+    for f in ("int.csv", "int.parquet", "str.parquet", "cat.parquet"):
+        for engine in ("pandas", "stream", "spark"):
+            try:
+                rep = cli_audit(f, engine, f"o_{f}_{engine}")
+                assert_same(_report_pairs(rep["pairs"], back), base, f"{f} {engine}")
+            except (AssertionError, KeyError) as exc:
+                bad[f"{f} {engine}"] = str(exc)[:300]
+    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+
+
+def test_cli_missing_value_rule(tmp_path, monkeypatch, spark):
+    """#37 item 5: one missing-value rule in every engine: a literal "NA" is a group label (the same
+    report from every engine), and an empty group field is missing (every engine refuses it: exit 2,
+    no report)."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(78, 90, 3)
+    codes = np.array(["NA", "b", "c"], dtype=object)
+    with open("na.csv", "w", encoding="utf-8") as fh:
+        fh.write("y,p,g\n" + "".join(f"{a},{b},{codes[c]}\n" for a, b, c in zip(t["y"], t["p"], t["g"])))
+    back = {codes[c]: c for c in range(3)}
+    base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=codes[t["g"]],
+                                      num_samples=0).pairs.to_dict("records"), back)
+    bad = {}
+    for engine in ("pandas", "stream", "spark"):
+        try:
+            rep = cli_audit("na.csv", engine, f"na_{engine}")
+            assert_same(_report_pairs(rep["pairs"], back), base, engine)
+        except (AssertionError, KeyError) as exc:
+            bad[f"'NA' label, {engine}"] = str(exc)[:300]
+    with open("empty.csv", "w", encoding="utf-8") as fh:
+        fh.write("y,p,g\n" + "".join(f"{a},{b},{'' if i == 5 else codes[c]}\n"
+                                     for i, (a, b, c) in enumerate(zip(t["y"], t["p"], t["g"]))))
+    for engine in ("pandas", "stream", "spark"):
+        rc, so, se = _cli(["audit", "--data", os.path.abspath("empty.csv"), "--label", "y", "--pred", "p", "--group", "g",
+                           "--engine", engine, "--out", f"em_{engine}", "--no-plots", "--bootstrap", "0"])
+        if rc != 2 or os.path.exists(f"em_{engine}") or len(se.strip().splitlines()) != 1:
+            bad[f"empty field, {engine}"] = f"exit {rc}, report written: {os.path.exists(f'em_{engine}')}, " \
+                                            f"stderr {se.strip()[-200:]!r}"
+    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+
+
+def _scan_json(path, engine, out, *extra) -> dict:
+    rc, so, se = _cli(["scan", "--data", str(path), "--label", "y", "--pred", "p", "--attr", "a", "b", "c",
+                       "--engine", engine, "--replicates", "0", "--out", str(out), *extra])
+    assert rc == 0, f"ofijax scan --engine {engine}: exit {rc}: {se.strip()[-400:]}"
+    with open(f"{out}/scan.json", encoding="utf-8") as fh:
+        return json.load(fh)["results"]
+
+
+def _scan_core(results: dict, back: dict) -> dict:
+    return {name: {"subgroup": {c: frozenset(back[c][v] for v in vals) for c, vals in r["subgroup"].items()},
+                   "score": r["score"], "q": r["q"]} for name, r in results.items()}
+
+
+def _scan_frame(t, values=ATTR_VALUES):
+    return pd.DataFrame({"y": t["y"], "p": t["p"], **{c: values[c][t[c]] for c in values}})
+
+
+def test_cli_scan_contract(tmp_path, monkeypatch):
+    """``ofijax scan``: rows permuted and attribute values renamed give the same subgroups and scores,
+    and the pandas and stream engines agree (subgroup, score, q)."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(31, 150, 2)
+    _scan_frame(t).to_csv("s.csv", index=False)
+    perm = np.random.default_rng(4).permutation(150)
+    _scan_frame(_permute_table(t, perm), ATTR_RENAMED).to_csv("s2.csv", index=False)
+    base = _scan_core(_scan_json("s.csv", "pandas", "o1"), SCAN_BACK["str"])
+    assert set(base) == {"fpr_scan", "tpr_scan"}
+    assert_same(_scan_core(_scan_json("s2.csv", "pandas", "o2"), SCAN_BACK["renamed"]), base,
+                "ofijax scan: rows permuted, values renamed")
+    assert_same(_scan_core(_scan_json("s.csv", "stream", "o3"), SCAN_BACK["str"]), base,
+                "ofijax scan --engine stream vs pandas", rtol=1e-9)
+    assert_same(_scan_core(_scan_json("s2.csv", "stream", "o4"), SCAN_BACK["renamed"]), base,
+                "ofijax scan --engine stream: rows permuted, values renamed", rtol=1e-9)
+
+
+def test_cli_scan_engines_same_fields(tmp_path, monkeypatch):
+    """``ofijax scan``'s scan.json means the same by the same field in both engines: ``size`` (rows of
+    the subgroup), the count of scanned rows and the replicates' name ``num_samples``."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(31, 150, 2)
+    _scan_frame(t).to_csv("s.csv", index=False)
+    a = _scan_json("s.csv", "pandas", "o1")
+    b = _scan_json("s.csv", "stream", "o2")
+    for name in a:
+        common = {"size", "scanned_size", "num_samples", "p_value", "side"}
+        va = {c: a[name].get(c, "<missing>") for c in common}
+        vb = {c: b[name].get(c, "<missing>") for c in common}
+        assert va == vb, f"{name}: pandas engine {va} vs stream engine {vb}"
