@@ -88,8 +88,8 @@ def load_table(path: str, *, labels=(), na_values=()):
                 raise UserError(
                     f"--data: reading Parquet needs pyarrow ({exc}); install it or pass a CSV file."
                 ) from None
+            _sources.unique_columns(list(pq.read_schema(path).names), path)
             tbl = pq.read_table(path)
-            _sources.unique_columns(tbl.column_names, path)
             for c in labels:
                 if c in tbl.column_names:
                     i = tbl.column_names.index(c)
@@ -502,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Audit a binary classifier between groups. For every pair (i, j): OFI = B_i - B_j with\n"
             "B = (FP - FN)/n, its p-value under a named null, a bootstrap interval, DI and TE, and a\n"
-            "verdict: 'algorithmic bias' (OFI significant; OFI > 0 = bias against j), 'systemic\n"
+            "verdict: 'algorithmic bias' (OFI significant; OFI > 0 = bias against j), 'selection-rate\n"
             "disparity' (OFI not significant, DI fails the four-fifths rule), 'too small to judge'\n"
             "(a group under the minimum-evidence size: 5 people at alpha 0.05) or 'no evidence'.\n"
             "report.md explains every column ('How to read this report').\n\n"

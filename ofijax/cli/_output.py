@@ -65,7 +65,8 @@ OPTION_OF = {
     "y_true": "--label", "y_pred": "--pred", "sensitive_features": "--group", "sample_weight": "--weight",
     "bins": "--bins", "max_levels": "--max-levels", "alpha": "--alpha", "confidence": "--confidence",
     "num_samples": "--samples", "scan_num_samples": "--scan-samples", "scan_features": "--attr",
-    "scan_probabilities": "--prob", "key": "--seed",
+    "scan_probabilities": "--prob", "key": "--seed", "method": "--method", "null": "--null",
+    "correction": "--correction", "di_variant": "--di-variant",
 }
 
 
