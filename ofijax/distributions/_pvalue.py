@@ -608,7 +608,9 @@ def _log_tail_hybrid(lp_s, off_s, m, n_s, n_l, a, b, c) -> np.ndarray:
 # ------------------------------------------------------------------------------ windows of PMFs
 #: Windowed exact PMFs of groups too large for the O(n) recurrence: when a cell probability is 0
 #: (binomial closed forms) or the errors are rare (n(a + b) ≤ SMALL_ERRORS: a double sum over
-#: (FN, FP) ≤ S_max). Values within e^-800 of the mode are covered (window of ⌈45σ + 900⌉).
+#: (FN, FP), FN + FP ≤ S_max = λ + 10√λ + 450). Binomial windows: ⌈45σ + 900⌉ either side of the
+#: mode. Both cover every value within e^-800 of the mode; the mass left out is bounded and
+#: returned (``drop``), and a p-value not far above it is flagged ("truncated", with its bound).
 SMALL_ERRORS = 30.0
 
 
@@ -620,10 +622,16 @@ def _binom_range(n: int, p: float) -> tuple[int, int]:
 
 
 def _log_binom_tail_above(n: int, p: float, k: int) -> float:
-    """A bound on log P(Bin(n, p) > k) for k ≥ 2np (ratio of successive terms ≤ ½): 2 P(k + 1)."""
+    """A bound on log P(Bin(n, p) > k): P(k + 1) / (1 − r), r = P(k + 2)/P(k + 1) (the ratios of
+    successive terms decrease, so the tail is below that geometric series); 0 if r ≥ 1."""
     if k >= n:
         return -math.inf
-    return math.log(2.0) + float(_log_binomial_window(n, p, k + 1, k + 1)[0])
+    if p >= 1.0:
+        return 0.0
+    r = (n - k - 1) * p / ((k + 2) * (1.0 - p))
+    if r >= 1.0:
+        return 0.0
+    return float(_log_binomial_window(n, p, k + 1, k + 1)[0]) - math.log1p(-r)
 
 
 def _pmf_window(n: int, q):
@@ -657,7 +665,7 @@ def _pmf_window(n: int, q):
     lam = n * (a + b)
     if lam > SMALL_ERRORS:
         return None
-    s_max = min(n, int(math.ceil(lam + 45.0 * math.sqrt(lam) + 900.0)))
+    s_max = min(n, int(math.ceil(lam + 10.0 * math.sqrt(lam) + 450.0)))  # P(S = s_max) < e^-1000
     d = np.arange(-s_max, s_max + 1, dtype=np.float64)[:, None]
     u = np.arange(0, s_max + 1, dtype=np.float64)[None, :]  # FN
     v = u + d  # FP
@@ -763,9 +771,10 @@ def _uniform_log_tail_sum(m: int, n_s: int, n_l: int) -> float:
 
 
 #: Relative width of a block of the bracketed uniform sum (n_s > UNIFORM_SUM_MAX).
-_BRACKET_EPS = 5e-5
+_BRACKET_EPS = 1e-4
 
 
+@lru_cache(maxsize=8)
 def _geometric_offsets(span: int, eps: float) -> np.ndarray:
     """0, 1, 2, … then ⌊(1 + eps)^k⌋: integers in [0, span] spaced by a factor ≤ 1 + eps."""
     if span <= 0:
@@ -794,8 +803,8 @@ def _uniform_log_tail_bracket(m: int, n_s: int, n_l: int) -> tuple[float, float]
     x_lo = max(-n_s, -((n_s * n_l - m) // n_l))
     eps = _BRACKET_EPS
     pts = [np.array([x_lo, n_s, 0, -1, 1], np.int64)]
-    for centre, sign in ((x_lo, 1), (n_s, -1), (0, 1), (0, -1), (-n_s, 1)):
-        off = _geometric_offsets(2 * n_s + 1, eps)
+    off = _geometric_offsets(2 * n_s + 1, eps)
+    for centre, sign in ((x_lo, 1), (n_s, -1), (0, 1), (0, -1)) + (((-n_s, 1),) if x_lo == -n_s else ()):
         pts.append(centre + sign * off)
     e = np.unique(np.concatenate(pts))
     e = e[(e >= x_lo) & (e <= n_s)]
@@ -926,11 +935,13 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
     if classic.any():
         _exact_classic(np.flatnonzero(classic), m, n_i, n_j, probs, log_p)
     rest = np.flatnonzero(todo & ~classic)
+    uniform_work = 0  # "auto": exact closed-form sums while Σ n_s stays ≤ UNIFORM_SUM_MAX
     for k in rest.tolist():
         ni, nj, mk = int(n_i[k]), int(n_j[k]), int(m[k])
         ns, nl = min(ni, nj), max(ni, nj)
         if probs is None:
-            if ns <= UNIFORM_SUM_MAX:
+            uniform_work += ns
+            if ns <= UNIFORM_SUM_MAX and (method == "exact" or uniform_work <= UNIFORM_SUM_MAX):
                 log_p[k] = min(0.0, _uniform_log_tail_sum(mk, ns, nl))
             else:
                 lp, bd = _uniform_log_tail_bracket(mk, ns, nl)
