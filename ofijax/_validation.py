@@ -100,38 +100,42 @@ def _text_labels(arr: np.ndarray, name: str) -> np.ndarray | None:
     """Labels given as text (a ``<U``/``S`` array, or an object array holding strings): the strings
     ``"0"`` and ``"1"`` map to 0 and 1 (the same rule for every container); any other string is
     refused. ``None`` when ``arr`` holds no strings."""
-    if arr.dtype.kind == "S":
-        arr = arr.astype("U")
-    if arr.dtype.kind == "U":
+    if arr.dtype.kind in "US":
         flat = arr.reshape(-1)
-    elif arr.dtype == object and any(isinstance(x, (str, bytes)) for x in arr.reshape(-1)):
+    elif arr.dtype == object and arr.size:
+        import pandas as pd
+
+        kind = pd.api.types.infer_dtype(arr.reshape(-1), skipna=False)
+        if kind not in ("string", "bytes") and not kind.startswith("mixed"):
+            return None  # numbers, booleans, None/NaN: the numeric checks decide
         flat = arr.reshape(-1)
+        if kind.startswith("mixed") and not any(isinstance(x, (str, bytes)) for x in flat):
+            return None
     else:
         return None
-    out = np.empty(flat.shape, np.int8)
-    bad = []
-    for i, x in enumerate(flat):
-        if isinstance(x, bytes):
-            x = x.decode(errors="replace")
-        if isinstance(x, str):
-            val = _LABEL_TEXT.get(x)
-        elif isinstance(x, (bool, np.bool_, int, np.integer, float, np.floating)) and x in (0, 1):
-            val = int(x)
-        else:
-            val = None
-        if val is None:
-            bad.append(x)
-            if len(bad) > 10:
-                break
-            continue
-        out[i] = val
-    if bad:
-        seen = sorted({repr(b) for b in bad})
+    one = (flat == "1") | (flat == b"1")
+    zero = (flat == "0") | (flat == b"0")
+    if flat.dtype == object:  # numbers 0/1 mixed with text labels follow the same rule
+        num = np.fromiter((not isinstance(x, (str, bytes)) and isinstance(x, (bool, np.bool_, int, np.integer,
+                           float, np.floating)) and x in (0, 1) for x in flat), bool, flat.size)
+        if num.any():
+            vals = np.asarray([x if n else 0 for x, n in zip(flat, num)], dtype=np.float64)
+            one |= num & (vals == 1)
+            zero |= num & (vals == 0)
+    ok = one | zero
+    if not ok.all():
+        bad = flat[~ok]
+        def show(x: Any) -> str:
+            if isinstance(x, bytes):
+                x = x.decode(errors="replace")
+            return repr(str(x) if isinstance(x, str) else (x.item() if hasattr(x, "item") else x))
+
+        seen = sorted({show(x) for x in bad[:1000]})[:10]
         raise ValueError(
             f"{name}: must be binary 0/1 (1 = the beneficial outcome); saw values [{', '.join(seen)}]. "
             "Text labels are accepted only as '0' and '1'; map other labels to 0/1 first."
         )
-    return out.reshape(arr.shape)
+    return one.astype(np.int8).reshape(arr.shape)
 
 
 def check_binary(x: Any, name: str) -> np.ndarray:
