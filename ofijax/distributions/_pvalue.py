@@ -611,7 +611,7 @@ def _log_tail_hybrid(lp_s, off_s, m, n_s, n_l, a, b, c) -> np.ndarray:
 #: (FN, FP), FN + FP ≤ S_max = λ + 10√λ + 450). Binomial windows: ⌈45σ + 900⌉ either side of the
 #: mode. Both cover every value within e^-800 of the mode; the mass left out is bounded and
 #: returned (``drop``), and a p-value not far above it is flagged ("truncated", with its bound).
-SMALL_ERRORS = 30.0
+SMALL_ERRORS = 60.0  # ≥ SADDLE_MIN_COUNT: every huge group the saddlepoint declines has a window
 
 
 def _binom_range(n: int, p: float) -> tuple[int, int]:
@@ -828,10 +828,12 @@ def _uniform_log_tail_bracket(m: int, n_s: int, n_l: int) -> tuple[float, float]
 
 # ------------------------------------------------------------------------------ dispatch
 
-#: Saddlepoint pairs need n_s(p_FN + p_FP) ≥ SADDLE_MIN_COUNT and n_s(p_TP + p_TN) ≥
-#: SADDLE_MIN_CORRECT for the smaller group s (its error is governed by these expected counts,
-#: not by the probabilities: measured ≤ 1.1e-3 at the edge, tests/test_pvalue_scale.py).
-SADDLE_MIN_COUNT = 30.0
+#: Saddlepoint pairs need n_s ≥ SADDLE_MIN_N, n_s(p_FN + p_FP) ≥ SADDLE_MIN_COUNT and
+#: n_s(p_TP + p_TN) ≥ SADDLE_MIN_CORRECT for the smaller group s: the error is governed by the
+#: expected counts, not by the probabilities (measured ≤ 8.3e-4 at the edge of this domain;
+#: 2.5e-3 at n_s(p_FN + p_FP) = 39 and 4e-2 at n_s = 405 with n_s(p_TP + p_TN) = 11, p ~ 1e-352,
+#: outside it: experiments/bench_pvalue.py --accuracy, tests/test_pvalue_scale.py).
+SADDLE_MIN_COUNT = 60.0
 SADDLE_MIN_CORRECT = 10.0
 #: Kept for compatibility (the old rule was min(a, b, c) ≥ SADDLE_MIN_PROB); no longer used.
 SADDLE_MIN_PROB = 0.005
@@ -844,7 +846,7 @@ def _saddle_good(n, probs):
     """Per pair: is the saddlepoint of a group of size n accurate (expected counts large)?"""
     if probs is None:
         return np.zeros(np.shape(n), dtype=bool)
-    return ((n * (probs[:, 0] + probs[:, 1]) >= SADDLE_MIN_COUNT)
+    return ((n >= SADDLE_MIN_N) & (n * (probs[:, 0] + probs[:, 1]) >= SADDLE_MIN_COUNT)
             & (n * probs[:, 2] >= SADDLE_MIN_CORRECT) & (np.min(probs, axis=-1) > 0.0))
 
 
@@ -906,7 +908,7 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
                 + (f" or min(n_i, n_j) ≤ {UNIFORM_SUM_MAX:,} under the uniform null"
                    if probs is None else
                    ", a zero cell probability, or rare errors (n(p_FN + p_FP) ≤ "
-                   f"{SADDLE_MIN_COUNT:g})")
+                   f"{SMALL_ERRORS:g})")
                 + f" (memory and time); got n_i = {int(n_i[k]):,}, n_j = {int(n_j[k]):,}. Use "
                 "method='auto' (exact where feasible, else an approximation with its relative "
                 "error bound in PValue.error_bound)."
