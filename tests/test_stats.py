@@ -297,6 +297,44 @@ def test_cli_spark_engine_equals_in_memory(spark, compas_files, tmp_path):
         assert a[k] == b[k], k
 
 
+def test_cli_spark_engine_reads_labels_and_missing_values_as_the_others(spark, tmp_path, capsys,
+                                                                       monkeypatch):
+    """#37 items 4, 5, 10: codes '01'/'1'/'1.0' are three groups, 'NA' is a label (missing only with
+    --na-values), an empty field is missing, Parquet parts typed int64/string/double merge as
+    labels; the Spark engine's report equals the stream engine's (session SparkSession)."""
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(37)
+    g = np.array(["01"] * 21 + ["1"] * 39 + ["1.0"] * 30 + ["NA"] * 20, dtype=object)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 110), "p": rng.integers(0, 2, 110), "g": g})
+    df.to_csv("codes.csv", index=False)
+    df.assign(g=df.g.where(df.index != 7, None)).to_csv("empty.csv", index=False)
+    d = tmp_path / "parts"
+    d.mkdir()
+    pd.DataFrame({"y": [1, 0, 1, 0], "p": [1, 1, 0, 0], "g": [1, 2, 1, 2]}).to_parquet(d / "a.parquet")
+    pd.DataFrame({"y": [0, 1, 1], "p": [0, 1, 1], "g": ["1", "x", "x"]}).to_parquet(d / "b.parquet")
+    pd.DataFrame({"y": [0, 1], "p": [1, 1], "g": [1.0, 2.5]}).to_parquet(d / "c.parquet")
+    base = ("--label", "y", "--pred", "p", "--group", "g", "--samples", "0", "--no-plots", "--quiet",
+            "--spark-master", "local[2]")
+    reps = {}
+    for data, want in (("codes.csv", {"01": 21, "1": 39, "1.0": 30, "NA": 20}),
+                       (str(d), {"1": 4, "2": 2, "2.5": 1, "x": 2})):
+        for engine in ("stream", "spark"):
+            out = tmp_path / f"{engine}-{len(reps)}"
+            assert _cli("audit", "--data", data, "--engine", engine, *base, "--out", out) == 0
+            reps[engine] = _report(out)
+            assert {r["group"]: r["n"] for r in reps[engine]["by_group"]} == want, engine
+        for k in ("groups", "by_group", "pairs", "pairwise", "overall", "settings"):
+            assert reps["stream"][k] == reps["spark"][k], (data, k)
+    capsys.readouterr()
+    for data, extra in (("empty.csv", ()), ("codes.csv", ("--na-values", "NA"))):
+        assert _cli("audit", "--data", data, "--engine", "spark", *base, *extra,
+                    "--out", tmp_path / "no") == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "column 'g'" in err[0] and "missing" in err[0], err
+        assert not (tmp_path / "no").exists()
+
+
 @pytest.mark.parametrize("basis", ["chebyshev", "exact"])
 def test_bias_scan_from_cell_features_equals_row_scan(basis, random_df):
     from ofijax.scan import bias_scan, chebyshev_cell_features, scan_cells

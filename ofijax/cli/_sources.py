@@ -157,6 +157,7 @@ def _spark_frame(args: Any, files: list, fmt: str, labels: list, numeric: list):
     spark = (SparkSession.builder.master(args.spark_master).appName("ofijax")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     na = list(args.na_values or [])
+    files = [os.path.abspath(f) for f in files]  # the JVM's working folder may differ from ours
     if fmt == "csv":  # every field as its text (no inference): labels stay "01"; "" is null
         sep = "\t" if files[0].lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
         df = spark.read.csv(files, header=True, inferSchema=False, sep=sep)
@@ -194,10 +195,14 @@ def _statistics(args: Any, files: list, fmt: str, *, group, attrs, beneficial: i
     numeric = [args.label, args.pred]
     try:
         if args.engine == "spark":
-            return stats.from_spark(_spark_frame(args, files, fmt, labels, numeric),
-                                    label=args.label, pred=args.pred, group=group, attrs=attrs,
-                                    beneficial_label=beneficial, as_strings=True,
-                                    na_values=args.na_values)
+            import warnings
+
+            with warnings.catch_warnings():  # pyspark's own notes (e.g. on the pandas version)
+                warnings.filterwarnings("ignore", category=UserWarning, module=r"pyspark(\.|$)")
+                return stats.from_spark(_spark_frame(args, files, fmt, labels, numeric),
+                                        label=args.label, pred=args.pred, group=group, attrs=attrs,
+                                        beneficial_label=beneficial, as_strings=True,
+                                        na_values=args.na_values)
         return stats.collect(files, label=args.label, pred=args.pred, group=group,
                              attrs=attrs, beneficial_label=beneficial, batch_size=args.batch_size,
                              as_strings=True, na_values=args.na_values)
