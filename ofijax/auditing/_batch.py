@@ -303,15 +303,6 @@ def _candidate_predictions(y_pred: Any, candidates: Any) -> tuple[np.ndarray, tu
     return arr, ids
 
 
-def _check_aligned(name_a: str, a: Any, name_b: str, b: Any) -> None:
-    ia, ib = getattr(a, "index", None), getattr(b, "index", None)
-    if isinstance(ia, pd.Index) and isinstance(ib, pd.Index) and not ia.equals(ib):
-        raise ValueError(
-            f"{name_b}: its pandas index differs from {name_a}'s; rows would be matched by position. "
-            f"Align them first (e.g. {name_b}.reindex({name_a}.index)) or pass NumPy arrays."
-        )
-
-
 # ------------------------------------------------------------------------------------------------
 # audit_batch
 # ------------------------------------------------------------------------------------------------
@@ -443,7 +434,9 @@ def audit_batch(
     y_true, y_pred, sensitive_features, scores, sample_weight = v.columns_from_data(
         data, lists=("sensitive_features", "y_pred"), y_true=y_true, y_pred=y_pred,
         sensitive_features=sensitive_features, scores=scores, sample_weight=sample_weight).values()
-    y_true, y_pred, sensitive_features, scores, sample_weight = v.convert_inputs(
+    # pandas arguments are aligned on the first one's index (same labels in another order are
+    # reordered) or refused, never matched by position (polars/pyarrow ones are converted first)
+    y_true, y_pred, sensitive_features, scores, sample_weight = v.align_pandas(
         y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, scores=scores,
         sample_weight=sample_weight).values()
     v.check_choice(null, "null", sig.NULLS)
@@ -482,8 +475,6 @@ def audit_batch(
                 "sample_weight: audit_batch needs non-negative integer (frequency) weights, since the "
                 "exact tests need integer counts; audit each candidate with ofijax.audit instead."
             )
-        _check_aligned("y_true", y_true, "sample_weight", sample_weight)
-    _check_aligned("y_true", y_true, "sensitive_features", sensitive_features)
 
     th = None
     if scores is not None or thresholds is not None:
@@ -491,7 +482,6 @@ def audit_batch(
             raise ValueError("y_pred: pass either y_pred (candidate predictions) or scores + thresholds, not both.")
         if scores is None or thresholds is None:
             raise ValueError("thresholds: a threshold grid needs both scores and thresholds.")
-        _check_aligned("y_true", y_true, "scores", scores)
         th = np.asarray(v.as_numpy(thresholds, "thresholds")).reshape(-1)
         sc = np.asarray(v.as_numpy(scores, "scores"))
         for name, x in (("thresholds", th), ("scores", sc)):
@@ -518,8 +508,6 @@ def audit_batch(
     else:
         if y_pred is None:
             raise ValueError("y_pred: pass the candidates' predictions, or scores= and thresholds=.")
-        if isinstance(y_pred, pd.DataFrame):
-            _check_aligned("y_true", y_true, "y_pred", y_pred)
         preds, ids = _candidate_predictions(y_pred, candidates)
         gcm = group_confusion_matrices(
             y_true, preds, sensitive_features, sample_weight=sample_weight, beneficial_label=beneficial_label

@@ -153,9 +153,10 @@ class AuditFrame(NamedTuple):
         ci_high: ``(k, k)`` upper bounds.
         pairs: one row per unordered pair (i before j in group order): OFI, interval (per pair,
             ``ci_low``/``ci_high``, and simultaneous over all pairs by Bonferroni,
-            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values with ``p_method`` (the
-            method that produced each: ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``) and
-            ``approximate`` (True for a saddlepoint approximation or a Monte Carlo estimate), DI,
+            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values with ``p_method``, the
+            method that produced each: ``"exact"``, or the approximate ``"saddlepoint"`` (relative
+            error ≤ 2e-3) and ``"monte_carlo"`` (an estimate from ``num_samples`` draws); with
+            fractional weights ``"n/a (bootstrap interval)"``), DI,
             ``impact_ratio`` and the four-fifths reading, TE, the verdict, who is disadvantaged
             and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
@@ -481,7 +482,7 @@ def audit(
             :func:`ofijax.ofi_test`: the first three go to the p-value engine
             :func:`ofijax.distributions.ofi_pvalue_cms`; ``"monte_carlo"`` draws ``num_samples``
             tables per pair with ``key``. ``pairs["p_method"]`` says which produced each p-value
-            and ``pairs["approximate"]`` whether it is an approximation or an estimate.
+            (every value but ``"exact"`` is an approximation or an estimate).
         correction: ``"holm"`` (default), ``"bonferroni"`` or ``"none"``, over the k(k−1)/2 pairs
             (:func:`adjust_pvalues`).
         confidence: coverage of the bootstrap intervals (unadjusted for multiplicity).
@@ -833,7 +834,6 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
             "ci_low_simultaneous": float(slo_m[i, j]), "ci_high_simultaneous": float(shi_m[i, j]),
             "p_value": float(p_m[i, j]), "p_adjusted": float(padj_m[i, j]), "null": null,
             "p_method": how_m[i, j] if integer else "n/a (bootstrap interval)",
-            "approximate": bool(approx_m[i, j]),
             "di": float(di_m[i, j]), "impact_ratio": float(ir_m[i, j]),
             "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
             **res,
