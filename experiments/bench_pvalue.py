@@ -12,7 +12,7 @@ Usage: ``python experiments/bench_pvalue.py [--quick]``.
 ``--accuracy`` (issue #36) writes the accuracy table instead: every approximate path of the
 engine against an exact reference where one is feasible, per regime (random pairs, p-values from
 ~0.8 down to the far tail): the saddlepoint with all cells ≥ 0.005, with small cells (0 < p <
-0.005), at the edge of its domain (n_s(p_FN + p_FP) ∈ [60, 120) or n_s(p_TP + p_TN) ∈ [10, 20)),
+0.005), at the edge of its domain (n_s(p_FN + p_FP) ∈ [200, 400) or n_s(p_TP + p_TN) ∈ [10, 20)),
 the hybrid (exact small group × saddlepoint tails of a large one), the uniform null's block
 bracket against its exact closed-form sum, and the closed-form sum against the classic exact
 engine. Writes experiments/results/bench_pvalue_accuracy.csv and .md (the table in
@@ -83,7 +83,7 @@ def _saddle_case(rng, regime):
             a, b = (small, big) if rng.random() < 0.5 else (big, small)
             if rng.random() < 0.3:  # both small
                 a, b = small, 10 ** rng.uniform(-4, math.log10(0.005))
-                ns = int(rng.integers(10000, 30000))
+                ns = int(rng.integers(40000, 80000))
                 nl = ns + int(rng.integers(0, 5000))
             c = 1.0 - a - b
         else:  # edge of the domain
@@ -115,8 +115,8 @@ def accuracy(quick: bool) -> None:
                      "stated_bound": bound, "note": note})
 
     for regime, note in (("moderate", "every cell probability >= 0.005"),
-                         ("small", "a cell probability in (1e-5, 0.005); n_s(p_FN+p_FP) >= 60"),
-                         ("edge", "n_s(p_FN+p_FP) in [60, 120) or n_s(p_TP+p_TN) in [10, 20)")):
+                         ("small", "a cell probability in (1e-5, 0.005); n_s(p_FN+p_FP) >= 200"),
+                         ("edge", "n_s(p_FN+p_FP) in [200, 400) or n_s(p_TP+p_TN) in [10, 20)")):
         errs, logs = [], []
         for _ in range(per):
             ns, nl, a, b, c = _saddle_case(rng, regime)
@@ -132,7 +132,7 @@ def accuracy(quick: bool) -> None:
     errs, logs = [], []
     for _ in range(per // 2):
         ns = int(rng.integers(50, 800))
-        s = rng.uniform(1.0, P.SADDLE_MIN_COUNT) / ns  # the small group's saddlepoint is not used
+        s = rng.uniform(1.0, min(P.SADDLE_MIN_COUNT, 0.5 * ns)) / ns  # small group: no saddlepoint
         nl = int(rng.integers(max(P.SADDLE_MIN_N, int(2 * P.SADDLE_MIN_COUNT / s)), 60000))
         f = rng.uniform(0.1, 0.9)
         a, b, c = s * f, s * (1 - f), 1.0 - s
@@ -143,7 +143,7 @@ def accuracy(quick: bool) -> None:
         errs += np.abs(np.expm1(hy - ex)).tolist()
         logs += ex.tolist()
     add("hybrid: exact small group x saddlepoint large group", "saddlepoint", errs, logs,
-        P.SADDLE_REL_ERROR, "n_s < 2000, n_s(p_FN+p_FP) < 60 <= n_l(p_FN+p_FP)")
+        P.SADDLE_REL_ERROR, "n_s < 2000 or n_s(p_FN+p_FP) < 200 <= n_l(p_FN+p_FP)")
 
     errs, logs, bounds = [], [], []
     sizes = [(20000, 20000), (20001, 55000), (150000, 150001)] if quick else         [(20000, 20000), (20001, 55000), (150000, 150001), (400000, 1_000_003), (1_000_000, 1_000_000)]

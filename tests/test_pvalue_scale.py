@@ -31,14 +31,14 @@ def _cm(n: int, d: int, p_fn: float) -> list[int]:
 
 
 # (n_i, n_j, reference CM (TP, FN, FP, TN)): small cell probabilities (0 < p < 0.005) where the
-# expected counts n_s(p_FN + p_FP) are still ≥ 60, unequal and coprime sizes, and the edges of
-# the saddlepoint's domain (n_s(p_FN + p_FP) = 60, n_s(p_TP + p_TN) ≈ 10).
+# expected counts n_s(p_FN + p_FP) are still ≥ 200, unequal and coprime sizes, and the edges of
+# the saddlepoint's domain (n_s(p_FN + p_FP) = 200, n_s(p_TP + p_TN) ≈ 10).
 GRID = [
     (2000, 2000, [0.45, 0.001, 0.2, 0.349]),
     (2000, 3001, [0.5, 0.3, 1e-5, 0.19999]),
     (2000, 4000, [0.6, 0.002, 0.3, 0.098]),
-    (2000, 2500, [0.5, 0.015, 0.015, 0.47]),  # n_s (a + b) = 60: the edge
-    (15000, 16001, [0.498, 0.002, 0.002, 0.498]),  # a, b = 0.002: the old rule refused it
+    (2000, 2500, [0.5, 0.05, 0.05, 0.4]),  # n_s (a + b) = 200: the edge
+    (60000, 61001, [0.498, 0.002, 0.002, 0.498]),  # a, b = 0.002: the old rule refused it
     (2000, 2003, [0.002, 0.5, 0.493, 0.005]),  # n_s c = 14: mostly wrong predictions
     (4000, 4000, [0.0005, 0.499, 0.498, 0.0025]),  # n_s c = 12
 ]
@@ -87,7 +87,7 @@ def test_saddlepoint_bound_holds_down_to_1e_minus_300():
 
 
 def test_saddlepoint_refuses_outside_its_domain_and_auto_stays_exact():
-    ci, cj = [990, 1, 1, 1008], [1000, 0, 2, 998]  # n(p_FN + p_FP) = 4 < 60, n < 2000
+    ci, cj = [990, 1, 1, 1008], [1000, 0, 2, 998]  # n(p_FN + p_FP) = 4 < 200, n < 2000
     with pytest.raises(ValueError, match="^method: .*method='auto'"):
         D.ofi_pvalue_cms(ci, cj, method="saddlepoint")
     r = D.ofi_pvalue_cms(ci, cj)
@@ -96,14 +96,14 @@ def test_saddlepoint_refuses_outside_its_domain_and_auto_stays_exact():
 
 def test_small_probability_pairs_take_the_saddlepoint_in_large_batches():
     """The old rule (every cell probability ≥ 0.005) sent extreme thresholds to the exact path."""
-    ni, nj = 30000, 20001
-    ci = np.array([[15000 - k, 60, 40 + k, 14900] for k in range(40)])  # every pooled p < 0.005,
-    cj = np.array([[10000, 45, 40, 9916]] * 40)  # but n_s (p_FN + p_FP) ≈ 74 ≥ 60
+    ni, nj = 90000, 60001
+    ci = np.array([[45000 - k, 180, 120 + k, 44700] for k in range(40)])  # every pooled p < 0.005,
+    cj = np.array([[30000, 135, 120, 29746]] * 40)  # but n_s (p_FN + p_FP) ≈ 222 ≥ 200
     r = D.ofi_pvalue_cms(ci, cj)  # Σ(n_i + n_j) > 2e6: auto may approximate
     assert ci.sum(-1)[0] == ni and cj.sum(-1)[0] == nj
     assert set(r.method.tolist()) == {"saddlepoint"}
-    e = D.ofi_pvalue_cms(ci[::8], cj[::8], method="exact")
-    assert np.all(np.abs(np.expm1(r.log_p_value[::8] - e.log_p_value)) <= P.SADDLE_REL_ERROR)
+    e = D.ofi_pvalue_cms(ci[::10], cj[::10], method="exact")
+    assert np.all(np.abs(np.expm1(r.log_p_value[::10] - e.log_p_value)) <= P.SADDLE_REL_ERROR)
 
 
 # ------------------------------------------------------------------------------ uniform null
@@ -255,7 +255,7 @@ def test_zero_cells_and_rare_errors_at_huge_n_are_exact_windows():
     k = np.arange(len(lv)) + off
     assert np.allclose(lv, stats.binom.logpmf(k, n, b), rtol=1e-11, atol=1e-9)
     assert (k[0] == 0 or lv[0] < lv.max() - 800) and lv[-1] < lv.max() - 800 and drop < -800
-    q = (1e-5, 5e-5, 1 - 6e-5)  # n(a + b) = 24 at n = 4e5: compare with the O(n) recurrence
+    q = (1e-4, 4e-4, 1 - 5e-4)  # n(a + b) = 200 at n = 4e5: compare with the O(n) recurrence
     old = P.EXACT_MAX_N
     try:
         P.EXACT_MAX_N = 1000

@@ -1,4 +1,4 @@
-r"""The one OFI p-value engine: P(|OFI*| ≥ |OFI|) under a null, exact in log space or saddlepoint.
+r"""The one OFI p-value engine: P(|OFI*| ≥ |OFI|) under a null, at every n up to 2^31 − 1.
 
 Write D = FP − FN for one group (an integer in [−n, n]) and, for a pair, the integer statistic
 T = D_i n_j − D_j n_i = OFI · n_i n_j. The two-sided p-value of an observed M = |T| > 0 is
@@ -6,38 +6,64 @@ T = D_i n_j − D_j n_i = OFI · n_i n_j. The two-sided p-value of an observed M
 .. math:: p = \sum_x P(D_i = x)\,\big[P(D_j \le \lfloor (x n_j - M)/n_i \rfloor)
           + P(D_j \ge \lceil (x n_j + M)/n_i \rceil)\big]
 
-(ties decided in integers). Everything is a sum of positive terms, kept in **log space**
-(``np.logaddexp``), so a p-value of 1e-89 (or 1e-1000, returned as 0.0 with its exact
-``log_p_value``) keeps its relative accuracy; there is no FFT and no floor.
+(ties decided in integers; the floors in exact int64 arithmetic at any n < 2^31). Everything is
+a sum of positive terms, kept in **log space** (``np.logaddexp``), so a p-value of 1e-89 (or
+1e-1000, returned as 0.0 with its exact ``log_p_value``) keeps its relative accuracy; there is
+no FFT and no floor. Every result carries ``error_bound``, a bound on |p̂ − p|/p: 0 where exact.
 
-Exact per-group log-PMFs of D, O(n):
+**Exact** (``method="exact"``, and ``"auto"`` wherever it is cheap):
 
-* uniform null (every matrix of M(n) equally likely): #\{D = d\} = ⌊(n − |d| + 2)²/4⌋ of N(n);
-* Multinomial(n; p) with a = p_FN, b = p_FP, c = p_TP + p_TN: the coefficients t_d of
+* per-group log-PMFs of D, O(n), for n ≤ ``EXACT_MAX_N`` (5e6; memory ~ 50 n bytes):
+  uniform null (every matrix of M(n) equally likely): #\{D = d\} = ⌊(n − |d| + 2)²/4⌋ of N(n);
+  Multinomial(n; p) with a = p_FN, b = p_FP, c = p_TP + p_TN: the coefficients t_d of
   (a/z + c + b z)^n satisfy a(n + d + 1) t_{d+1} + c d t_d = b(n − d + 1) t_{d−1}; run downward
   from t_n = b^n for d ≥ 0 (and mirrored for d ≤ 0) on the ratios ρ = t_{d−1}/t_d,
-  ρ ← A/ρ + C with A, C > 0, every term is positive (relative error about n·1e-16; log t is the
-  running sum of log ρ, so no underflow). c = 0 (and a or b = 0) are binomial closed forms.
-  Many distributions (all the pairs of one call) run the recurrence together: one loop over the
-  steps, NumPy over the distributions (:func:`log_diff_pmfs`), with the same floating-point
-  operations as one at a time, so batching changes no digit.
+  ρ ← A/ρ + C with A, C > 0, every term is positive (relative error about n·1e-16, measured
+  6e-8 on the d < 0 half at n = 2e6 with p_FN = 2e-6; log t is the running sum of log ρ, so no
+  underflow). c = 0 (and a or b = 0) are binomial closed forms (``scipy.special.gammaln``,
+  vectorized). Many distributions (all the pairs of one call) run the recurrence together: one
+  loop over the steps, NumPy over the distributions (:func:`log_diff_pmfs`), with the same
+  floating-point operations as one at a time, so batching changes no digit. The sum runs over
+  the PMFs' bulk (values within e^800 of the mode); the left-out mass is bounded and the sum is
+  redone in full unless it exceeds that bound by e^40.
+* uniform null, any larger group: the closed forms P(D = x) = ⌊(n − |x| + 2)²/4⌋/N(n) and
+  P(D ≤ t) = Q(n + t + 2)/N(n) (t ≤ 0; by symmetry above), Q(s) = Σ_{r ≤ s} ⌊r²/4⌋ =
+  ⌊s(s + 2)(2s − 1)/24⌋, summed over the smaller group's x (O(n_s), for n_s ≤
+  ``UNIFORM_SUM_MAX`` = 2^23; "auto" while the call's Σ n_s stays below it), p = 2 × one tail.
+* multinomial null, groups above ``EXACT_MAX_N``: exact windows of the PMF when a cell
+  probability is 0 (binomial closed forms) or errors are rare (n(a + b) ≤ ``SMALL_ERRORS`` = 200:
+  a double sum over FN + FP ≤ S_max); the mass outside the window is bounded (``"truncated"``
+  with that bound in the rare case it is not negligible against p).
 
-The exact sum runs over the PMFs' bulk (values within e^800 of the mode); the left-out mass is
-bounded and the sum is redone in full unless it exceeds that bound by e^40 (so the relative
-error stays ~n·1e-16 for any p, including p < 1e-308).
-
-Saddlepoint (``method="saddlepoint"``, multinomial null, min(n_i, n_j) ≥ ``SADDLE_MIN_N``, a, b,
-c ≥ ``SADDLE_MIN_PROB``): the same sum over x, restricted to the window x* ± (8σ* + 4) around the
-tilted mean of D_i at the two-group saddlepoint (terms outside are below e⁻³² of the largest),
-with P(D_i = x) from the
-closed-form lattice saddlepoint with its first correction term and the tails of D_j from the
+**Saddlepoint** (``method="saddlepoint"``, and ``"auto"`` when the exact work Σ(n_i + n_j) over
+distinct pairs exceeds ``AUTO_EXACT_WORK`` = 2e6 or exact is infeasible): multinomial null, the
+smaller group s with n_s ≥ ``SADDLE_MIN_N`` (2000), n_s(a + b) ≥ ``SADDLE_MIN_COUNT`` (200) and
+n_s c ≥ ``SADDLE_MIN_CORRECT`` (10): its accuracy is governed by these expected counts, not by
+the probabilities (a cell probability of 1e-5 is fine). The same sum over x of the smaller group,
+restricted to the window x* ± (6σ* + 4) around the tilted mean of D_s at the two-group saddlepoint
+(terms outside are below e⁻¹⁸ of the largest and decay geometrically), with P(D_s = x) from the
+closed-form lattice saddlepoint with its first correction term and the tails of D_l from the
 Lugannani–Rice formula with Daniels' second continuity correction (both closed form: the saddle
 equation of one group is a quadratic in e^s). A sum of positive terms has at most the largest
 relative error of its terms, so the bound of the univariate pieces carries over:
-**relative error ≤ SADDLE_REL_ERROR (2e-3; measured ≤ 6e-4) for min(n_i, n_j) ≥ 2000**, tested against the exact
-engine (tests/test_distributions_pvalue.py).
-"""
+**relative error ≤ SADDLE_REL_ERROR (2e-3)** in that domain, tested against the exact engine
+(tests/test_pvalue_scale.py; max measured per regime in experiments/RESULTS.md, "p-value
+accuracy at every n"). A pair whose smaller group is outside the domain but whose larger group
+is inside (e.g. 300 rows against 30 million) sums the smaller group's exact PMF against the
+larger group's Lugannani–Rice tails (same bound).
 
+**Bracketed** (uniform null, both groups above 2^23, or "auto" past its budget): the closed-form
+sum over blocks whose ends are spaced geometrically (factor 1 + 1e-4) from the points where a
+factor's relative slope is large; each factor is monotone on a block, so each block's sum lies
+between L·min·min and L·max·max of its end values: a rigorous bracket, whose relative half-width
+is returned as ``error_bound`` (≤ ~2e-4; measured errors ~1e-9).
+
+``"exact"`` beyond the budgets above is refused by a ValueError naming ``method='auto'``.
+``"auto"`` answers every pair of group sizes up to 2^31 − 1 under every null, except one corner
+it refuses with a ValueError naming ``null``: a group of more than 5e6 rows with more than 200
+expected errors but fewer than 10 expected correct predictions (accuracy below 2e-6) under the
+null (neither its saddlepoint nor an exact window is accurate there).
+"""
 from __future__ import annotations
 
 import math
@@ -608,10 +634,10 @@ def _log_tail_hybrid(lp_s, off_s, m, n_s, n_l, a, b, c) -> np.ndarray:
 # ------------------------------------------------------------------------------ windows of PMFs
 #: Windowed exact PMFs of groups too large for the O(n) recurrence: when a cell probability is 0
 #: (binomial closed forms) or the errors are rare (n(a + b) ≤ SMALL_ERRORS: a double sum over
-#: (FN, FP), FN + FP ≤ S_max = λ + 10√λ + 450). Binomial windows: ⌈45σ + 900⌉ either side of the
+#: (FN, FP), FN + FP ≤ S_max: P(S_max) < e^-850 P(mode)). Binomial windows: ⌈45σ + 900⌉ either side of the
 #: mode. Both cover every value within e^-800 of the mode; the mass left out is bounded and
 #: returned (``drop``), and a p-value not far above it is flagged ("truncated", with its bound).
-SMALL_ERRORS = 60.0  # ≥ SADDLE_MIN_COUNT: every huge group the saddlepoint declines has a window
+SMALL_ERRORS = 200.0  # ≥ SADDLE_MIN_COUNT: every huge group the saddlepoint declines has a window
 
 
 def _binom_range(n: int, p: float) -> tuple[int, int]:
@@ -665,7 +691,13 @@ def _pmf_window(n: int, q):
     lam = n * (a + b)
     if lam > SMALL_ERRORS:
         return None
-    s_max = min(n, int(math.ceil(lam + 10.0 * math.sqrt(lam) + 450.0)))  # P(S = s_max) < e^-1000
+    # S = FN + FP ~ Bin(n, a + b): the first s_max above the mode with P(S = s_max) below
+    # e^-850 of the mode's (so every value of D within e^-800 of its mode is complete)
+    hi = min(n, int(math.ceil(lam + 45.0 * math.sqrt(lam) + 900.0)))
+    mode = min(n, int(math.floor((n + 1) * (a + b))))
+    ls = _log_binomial_window(n, a + b, mode, hi)
+    below = np.flatnonzero(ls < ls[0] - 850.0)
+    s_max = mode + int(below[0]) if below.size else hi
     d = np.arange(-s_max, s_max + 1, dtype=np.float64)[:, None]
     u = np.arange(0, s_max + 1, dtype=np.float64)[None, :]  # FN
     v = u + d  # FP
@@ -830,10 +862,12 @@ def _uniform_log_tail_bracket(m: int, n_s: int, n_l: int) -> tuple[float, float]
 
 #: Saddlepoint pairs need n_s ≥ SADDLE_MIN_N, n_s(p_FN + p_FP) ≥ SADDLE_MIN_COUNT and
 #: n_s(p_TP + p_TN) ≥ SADDLE_MIN_CORRECT for the smaller group s: the error is governed by the
-#: expected counts, not by the probabilities (measured ≤ 8.3e-4 at the edge of this domain;
-#: 2.5e-3 at n_s(p_FN + p_FP) = 39 and 4e-2 at n_s = 405 with n_s(p_TP + p_TN) = 11, p ~ 1e-352,
-#: outside it: experiments/bench_pvalue.py --accuracy, tests/test_pvalue_scale.py).
-SADDLE_MIN_COUNT = 60.0
+#: expected counts, not by the probabilities. Outside this domain it was measured above the bound:
+#: 2.5e-3 at n_s(p_FN + p_FP) = 75 with p_FN = 1.6e-5 (p ~ 1e-195: the tilted counts where
+#: FP ≈ FN are ~ 2 n_s √(p_FN p_FP) = 11), 2.4e-3 at 110, 4e-2 at n_s = 405 with
+#: n_s(p_TP + p_TN) = 11 (p ~ 1e-352); inside it ≤ 7e-4 (experiments/bench_pvalue.py
+#: --accuracy, tests/test_pvalue_scale.py).
+SADDLE_MIN_COUNT = 200.0
 SADDLE_MIN_CORRECT = 10.0
 #: Kept for compatibility (the old rule was min(a, b, c) ≥ SADDLE_MIN_PROB); no longer used.
 SADDLE_MIN_PROB = 0.005
@@ -1074,19 +1108,32 @@ def ofi_pvalue_cms(cm_i, cm_j, *, null="pooled", method: str = "auto") -> PValue
         cm_i, cm_j: (..., 4) integer counts TP, FN, FP, TN (n ≥ 1 each).
         null: ``"pooled"`` (Multinomial(n, p) with p = (cm_i + cm_j)/(n_i + n_j) per pair),
             ``"uniform"`` (uniform over M(n)), or a reference CM (..., 4) (Multinomial(n, cm/Σcm)).
-        method: ``"auto"`` (exact unless the exact work Σ(n_i + n_j) over distinct pairs exceeds
-            2e6; then the saddlepoint for pairs that allow it), ``"exact"`` (log-space exact
-            convolution, any null, n ≤ 5e6) or ``"saddlepoint"`` (multinomial null,
-            min(n_i, n_j) ≥ 2000, every cell probability ≥ 0.005; relative error ≤ 2e-3).
+        method: ``"auto"`` (default: exact where cheap, see below; never refuses a group size
+            up to 2^31 − 1), ``"exact"`` (log-space exact sums; a ValueError naming
+            ``method='auto'`` beyond its budget: multinomial null with a group above 5e6 rows,
+            unless a cell probability is 0 or errors are rare; uniform null with both groups
+            above 2^23 rows) or ``"saddlepoint"`` (multinomial null, smaller group s with
+            n_s ≥ 2000, n_s(p_FN + p_FP) ≥ 200 and n_s(p_TP + p_TN) ≥ 10; relative error ≤ 2e-3).
+            ``"auto"`` is exact unless the exact work Σ(n_i + n_j) over distinct pairs exceeds
+            2e6 or a group is too large for it; then the saddlepoint where it is accurate, exact
+            sums/windows elsewhere, and the uniform null's block bracket (a rigorous bound, ~1e-4)
+            when both groups exceed 2^23 rows.
 
     Returns:
-        :class:`PValue` (p_value, log_p_value, ofi, method, approximate), each of shape (...).
+        :class:`PValue` (p_value, log_p_value, ofi, method, approximate, error_bound), each of
+        shape (...); ``error_bound`` bounds |p̂ − p|/p (0.0 where exact).
 
     Example:
         >>> from ofijax.distributions import ofi_pvalue_cms
         >>> r = ofi_pvalue_cms([0, 1, 0, 5], [0, 7, 0, 11], null="uniform")
         >>> round(float(r.p_value), 3), str(r.method), bool(r.approximate)
         (0.716, 'exact', False)
+        >>> big = ofi_pvalue_cms([10**9, 2 * 10**8, 3 * 10**8, 5 * 10**8],
+        ...                      [10**9, 2 * 10**8 + 150_000, 3 * 10**8, 5 * 10**8])
+        >>> str(big.method), bool(big.approximate), float(big.error_bound)
+        ('saddlepoint', True, 0.002)
+        >>> round(float(big.log_p_value), 1)  # p ≈ 5.6e-7 at 2e9 rows per group
+        -14.4
     """
     _v.check_choice(method, "method", _METHODS)
     ci = _v.check_counts(cm_i, "cm_i")
@@ -1126,9 +1173,11 @@ def ofi_pvalue(ofi_observed, n_i, n_j, *, null="uniform", method: str = "auto"):
     counts hit their support point; other values are rounded up (P(|OFI*| ≥ value)). Pass the
     counts to :func:`ofi_pvalue_cms` to avoid floating point altogether.
     |OFI| ≤ 2 always, so |ofi_observed| > 2 is refused (it cannot come from two matrices). The
-    engine is exact in log space (relative error ~1e-12 however small p is; no FFT); ``method``
-    as in :func:`ofi_pvalue_cms` (use that function, or ``log_p_value``, for p below 1e-308 and
-    for the per-entry method flags). Returns a float for scalar inputs, else float64 arrays.
+    engine is exact in log space (relative error ~1e-12 however small p is; no FFT) where that is
+    cheap and otherwise approximate with a stated relative error bound; ``method`` is ``"auto"``
+    | ``"exact"`` | ``"saddlepoint"`` as in :func:`ofi_pvalue_cms` (use that function, or
+    ``log_p_value``, for p below 1e-308 and for the per-entry method flags and error bounds);
+    group sizes up to 2^31 − 1. Returns a float for scalar inputs, else float64 arrays.
 
     Example:
         >>> from ofijax.distributions import ofi_pvalue
