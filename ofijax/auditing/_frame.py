@@ -533,6 +533,14 @@ def audit(
         0.2222
         >>> af.pairs.loc[0, "verdict"]
         'no evidence'
+
+        The same audit from the columns of a DataFrame, named as in seaborn and fairlearn:
+
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"label": y, "pred": np.zeros(24, int), "g": g})
+        >>> af = audit(0, "label", "pred", sensitive_features="g", data=df, null="uniform")
+        >>> round(float(af.pairs.loc[0, "ofi"]), 4), af.pairs.loc[0, "p_method"]
+        (0.2222, 'exact')
     """
     key, y_true, y_pred, renamed = _resolve_call(key, y_true, y_pred, deprecated)
     y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (

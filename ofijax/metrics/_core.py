@@ -217,6 +217,9 @@ def disparate_impact(
     ``variant="pp_over_p"`` is the authors' 2024 code (used for the published heatmaps):
     g = P̂ / P = (TP + FP) / (TP + FN) and DI = g_i / g_j. Use it only to reproduce figures.
 
+    The ratio is directional; the four-fifths rule as regulators read it uses the symmetric
+    :func:`impact_ratio` (lower rate over higher), which does not depend on which group is i.
+
     Undefined values: the paper variant is undefined when group j has no positive predictions;
     the code variant also when either group has no positive labels. They are NaN. With
     ``undefined="one"``, the 0/0 case (both ratios zero, "equal positive rates" — the paper's
@@ -390,6 +393,8 @@ def four_fifths_rule(di: Any) -> jax.Array:
 
     NaN (undefined DI) stays NaN so that undefined pairs are never read as "no bias". Exact ties
     (DI = 5/4 or 4/5 up to rounding) are not flagged. ``di`` must be numeric and ≥ 0 (or NaN).
+    For a pair of groups read :func:`four_fifths_pair` (from the symmetric :func:`impact_ratio`):
+    DI = r_i / r_j is NaN when j selects no one, so this reading of it depends on which group is j.
 
     Examples:
         >>> import ofijax
