@@ -101,6 +101,7 @@ _FILE_SECONDS = {
     "tests/test_distributions_sampling.py": 90,
     "tests/test_input_types.py": 77,
     "tests/test_audit_frame.py": 72,
+    "tests/test_contract.py": 70,
     "tests/test_distributions.py": 67,
     "tests/test_jaxcache.py": 62,
     "tests/test_ofi_experiments.py": 61,
