@@ -685,6 +685,9 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
             by_group[c] = np.rint(by_group[c]).astype(np.int64)
 
     iu, ju = np.triu_indices(k, 1)
+    if method == "monte_carlo" and nboot == 0 and integer:
+        raise ValueError("num_samples: method='monte_carlo' needs ≥ 2 draws (it uses num_samples for "
+                         "the draws); pass num_samples=2000, or method='auto'.")
     p_m, padj_m, how_m, approx_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
                                             num_samples=nboot if method == "monte_carlo" else 0,
                                             correction=correction)
@@ -693,9 +696,6 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
             "fractional sample weights: exact OFI tests need integer counts, so p-values are n/a and "
             "significance is read from the bootstrap interval (does it exclude 0?)."
         )
-    if method == "monte_carlo" and nboot == 0:
-        raise ValueError("num_samples: method='monte_carlo' needs ≥ 2 draws.")
-
     m_pairs = k * (k - 1) // 2
     conf_sim = conf if correction == "none" else 1.0 - (1.0 - conf) / m_pairs
     y_true, y_pred, features, sample_weight = rows if rows is not None else (None, None, None, None)
