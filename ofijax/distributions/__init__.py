@@ -16,8 +16,10 @@ matrices with n samples), made exact, streaming or sampled:
   :func:`subsample` (multivariate hypergeometric).
 * **Thresholds and p-values** for OFI under an explicit null: :func:`ofi_threshold`,
   :func:`ofi_pvalue` (observed OFIs) and :func:`ofi_pvalue_cms` (pairs of confusion matrices,
-  vectorized, :class:`PValue` with the method used): the one p-value engine, exact in log space,
-  with a saddlepoint path (relative error ≤ 2e-3, flagged ``approximate``) for large batches.
+  vectorized, :class:`PValue` with the method used and its relative error bound): the one
+  p-value engine, at every group size up to 2^31 − 1 under every null: exact in log space where
+  that is cheap, otherwise a saddlepoint (relative error ≤ 2e-3) or, for the uniform null, a
+  rigorous block bracket (~1e-4), flagged ``approximate`` with ``error_bound`` per entry.
 
 Null models (ofi_notes §8): "uniform" means every matrix of M(n) equally likely (the paper's
 setting); a reference CM means Multinomial(n, p = cm / Σ cm). A fixed p = (¼, ¼, ¼, ¼) multinomial
