@@ -712,8 +712,11 @@ def _cmd_audit(args) -> int:
         raise UserError(f"--confidence: must lie strictly between 0 and 1; got {args.confidence}.")
     check_draws(args, "samples", "--samples", bootstrap=True)
     check_draws(args, "scan_samples", "--scan-samples")
-    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
-        return _sources.cmd_audit(args, _finish_audit)
+    if _sources.use_stats(args):  # directories, globs, single files needing only counts, stream/spark
+        try:
+            return _sources.cmd_audit(args, _finish_audit)
+        except _sources.RowsNeeded:  # --engine auto on one file: the rows word the input error
+            args.engine = "pandas"
     attrs = None
     if not args.scan:
         if args.attr:

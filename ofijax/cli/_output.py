@@ -79,6 +79,8 @@ def as_option(exc: Exception, mapping: dict | None = None) -> CLIError:
     if sep and base in mapping:
         msg = mapping[base] + head[len(base):] + sep + rest
     msg = msg.replace("raise max_levels", "raise --max-levels").replace("max_levels = ", "--max-levels ")
+    msg = re.sub(r"pass bins=\{[^}]*\} \(quantile bins; CLI: (--bins \d+)\) or explicit edges",
+                 r"pass \1 (quantile bins)", msg)
     msg = re.sub(r"\b(method|null|correction|di_variant)='(\w+)'",
                  lambda m: f"--{m.group(1).replace('_', '-')} {m.group(2)}", msg)
     for name, opt in mapping.items():  # Python names left in the text (only those with "_")

@@ -27,7 +27,8 @@ from typing import Any
 from ofijax.auditing import format_p, to_jsonable
 from ofijax.cli._output import CLIError
 
-__all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan", "file_header", "unique_columns"]
+__all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan", "file_header", "unique_columns",
+           "needs_rows", "RowsNeeded"]
 
 _SCAN_TEXT = {
     "fpr_scan": ("negative", "wrongly denied the benefit: raised rate of the harmful prediction among "
@@ -54,14 +55,62 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def use_stats(args: Any) -> bool:
-    """Whether this invocation goes through the statistics path."""
+    """Whether this invocation goes through the statistics path.
+
+    ``--engine auto`` (the default) streams directories and globs, and streams a single file too
+    when ``ofijax audit`` needs only counts (#36: a large file is read in batches, not whole);
+    an option that needs the rows (``--positive``, ``--dropna``, ``--weight``, ``--threshold``,
+    ``--groups``, ``--bins``, ``--scan``) or a Parquet categorical group column (whose declared
+    but empty categories the in-memory audit reports) loads the file with pandas. Both give the
+    same report (``data.engine`` says which ran)."""
     engine = getattr(args, "engine", "auto")
     if engine in ("stream", "spark"):
         return True
     if engine == "pandas" or not getattr(args, "data", None):
         return False
     d = args.data
-    return os.path.isdir(d) or any(ch in d for ch in "*?[")
+    if os.path.isdir(d) or any(ch in d for ch in "*?["):
+        args.engine = "stream"  # what ran, for the report and the messages
+        return True
+    if args.command != "audit" or not os.path.isfile(d) or needs_rows(args):
+        return False
+    if d.lower().endswith((".parquet", ".pq", ".parq")):
+        try:
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(d)
+        except Exception:  # noqa: BLE001 - the pandas reader words the error
+            return False
+        import pyarrow as pa
+
+        for c in args.group or []:
+            if c in schema.names and pa.types.is_dictionary(schema.field(c).type):
+                return False
+    elif not d.lower().endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")):
+        return False
+    args.engine = "stream"  # what ran, for the report and the messages
+    args.auto_file = True  # an input error: the pandas engine reads the rows and words it
+    return True
+
+
+class RowsNeeded(Exception):
+    """``--engine auto`` streamed a single file and met an input error: the pandas engine reads
+    the rows and words the error as it always has (naming the option and the fix), or, where it
+    reads the rows after all, audits them."""
+
+
+def needs_rows(args: Any) -> list[str]:
+    """The options of this ``ofijax audit`` that need the rows in memory (pandas engine)."""
+    used = []
+    for opt, dest in (("--positive", "positive"), ("--dropna", "dropna"), ("--weight", "weight"),
+                      ("--groups", "groups"), ("--bins", "bins"), ("--scan", "scan")):
+        if getattr(args, dest, None):
+            used.append(opt)
+    if getattr(args, "threshold", None) is not None:
+        used.append("--threshold")
+    if not args.group or not args.label or not args.pred:
+        used.append("default columns")
+    return used
 
 
 def file_header(path: str) -> list[str]:
@@ -261,11 +310,16 @@ def cmd_audit(args: Any, finish) -> int:
               else "--top: only used with --scan.")
     beneficial = 0 if args.harmful_label else 1
     group = list(args.group)
-    files, fmt = _files(args, list(dict.fromkeys(group + (attrs or []) + [args.label, args.pred])))
-    check_out_dir(args.out, args.force)  # inputs (files, columns) first, then the output
     t0 = time.perf_counter()
-    st = _statistics(args, files, fmt, group=group, attrs=attrs, beneficial=beneficial)
-    _check_groups(args, st.counts)
+    try:
+        files, fmt = _files(args, list(dict.fromkeys(group + (attrs or []) + [args.label, args.pred])))
+        st = _statistics(args, files, fmt, group=group, attrs=attrs, beneficial=beneficial)
+        _check_groups(args, st.counts)
+    except ValueError:
+        if getattr(args, "auto_file", False):
+            raise RowsNeeded() from None
+        raise
+    check_out_dir(args.out, args.force)  # inputs (files, columns, values) first, then the output
     from ofijax._validation import as_key
 
     key = as_key(args.seed)  # the in-memory audit's seed → key rule
@@ -306,9 +360,12 @@ def _check_groups(args: Any, counts) -> None:
     for j, name in enumerate(counts.names):
         vals = {g[j] if isinstance(g, tuple) else g for g in counts.groups}
         if len(vals) > args.max_levels:
-            _fail(f"--group: column {name!r} has {len(vals)} distinct values, more than "
-                  f"--max-levels {args.max_levels}; pass --max-levels K to allow more, or bin it "
-                  "(--bins, with --engine pandas).")
+            n = len(vals)
+            _fail(f"--group: column {name!r} has {n} distinct values (more than --max-levels "
+                  f"{args.max_levels}), which looks continuous or high-cardinality: one group per "
+                  f"value gives {n * (n - 1) // 2} pairs of tiny groups; pass --bins 5 (quantile "
+                  "bins of a numeric column) or merge rare values, or raise --max-levels to audit "
+                  "every value.")
 
 
 def cmd_scan(args: Any) -> int:
@@ -324,11 +381,11 @@ def cmd_scan(args: Any) -> int:
     beneficial = 0 if args.harmful_label else 1
     attrs = list(args.attr)
     files, fmt = _files(args, list(dict.fromkeys(attrs + [args.label, args.pred])))
+    st = _statistics(args, files, fmt, group=None, attrs=attrs, beneficial=beneficial)
     if args.out:
         from ofijax.cli._output import check_out_dir
 
-        check_out_dir(args.out, args.force)  # inputs first, then the output
-    st = _statistics(args, files, fmt, group=None, attrs=attrs, beneficial=beneficial)
+        check_out_dir(args.out, args.force)  # inputs (files, columns, values) first, then the output
     desc = repr(args.data)
     if not args.quiet:
         print(f"ofijax scan of {desc} ({args.engine} engine): {st.rows:,} rows, attributes "

@@ -123,6 +123,8 @@ def check_batch(tbl: pa.Table, *, binary: tuple, categorical: tuple, where: str,
         col = tbl.column(c)
         if pa.types.is_boolean(col.type):
             col = col.cast(pa.int8())
+        elif _is_text(col.type) and set(pc.unique(col).to_pylist()) <= {"0", "1", None}:
+            col = col.cast(pa.int8())  # the text labels "0"/"1" (as ofijax.audit takes them)
         elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
             vals = pc.unique(col).to_pylist()[:10]
             raise ValueError(
