@@ -1,7 +1,8 @@
 """``ofijax audit|scan --data DIR_OR_GLOB`` beyond memory: streaming and Spark engines.
 
-``--engine auto`` (default) streams when ``--data`` is a directory or a glob pattern (and loads a
-single file into memory as before); ``--engine stream`` always streams (Arrow record batches,
+``--engine auto`` (default) streams when ``--data`` is a directory or a glob pattern, and a single
+file when ``ofijax audit`` needs only counts (see :func:`use_stats`; an option that needs the rows
+loads it with pandas); ``--engine stream`` always streams (Arrow record batches,
 bounded memory, progress of rows done); ``--engine spark`` aggregates inside Apache Spark
 (``--spark-master``, default ``local[*]``; needs ``ofijax[spark]``). Both compute the additive
 statistics of :mod:`ofijax.stats` and then the same report as the in-memory path. Bad input
@@ -47,7 +48,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="how --data is read: 'pandas' loads one file into memory; 'stream' reads "
                         "Parquet/CSV files (a file, directory or glob such as 'data/*.parquet') as "
                         "Arrow batches with bounded memory; 'spark' aggregates in Apache Spark; "
-                        "'auto' streams directories and globs and loads single files")
+                        "'auto' streams directories and globs, and a single file when the audit "
+                        "needs only counts (pandas when an option needs the rows: --positive, "
+                        "--dropna, --weight, --threshold, --groups, --bins, --scan; and for ofijax "
+                        "scan); every engine gives the same report")
     g.add_argument("--spark-master", default="local[*]", metavar="URL",
                    help="Spark master for --engine spark")
     g.add_argument("--batch-size", type=int, default=1 << 20, metavar="ROWS",
