@@ -492,12 +492,18 @@ def _log_upper_saddle(k, n, a, b, c):
         log_phi = -0.5 * ws * ws - 0.5 * math.log(2.0 * math.pi)
         h = np.exp(log_phi - log_q) * (1.0 / ws - 1.0 / vs)
         lr = log_q + np.log1p(-np.minimum(h, 1.0 - 1e-300))
-    # near the centre: Edgeworth with continuity correction (p ≈ ½ there)
-    sd = np.sqrt(n * k2)
-    z = (kk - n * mu) / np.where(sd > 0, sd, 1.0)
-    skew = n * k3 / np.where(sd > 0, sd**3, 1.0)
-    edge = _sp.ndtr(-z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) * skew / 6.0 * (z * z - 1.0)
-    val = np.where(small, np.log(np.clip(edge, 1e-300, 1.0)), lr)
+    # near the centre: Edgeworth with continuity correction (p ≈ ½ there); only where |w| is
+    # small (few points: the same arithmetic, element by element, on those alone)
+    val = lr
+    if np.any(small):
+        nn = np.broadcast_to(n, kk.shape)[small]
+        ks2, ks3 = k2[small], k3[small]
+        sd = np.sqrt(nn * ks2)
+        z = (kk[small] - nn * mu[small]) / np.where(sd > 0, sd, 1.0)
+        skew = nn * ks3 / np.where(sd > 0, sd**3, 1.0)
+        edge = _sp.ndtr(-z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) * skew / 6.0 * (z * z - 1.0)
+        val = lr.copy()
+        val[small] = np.log(np.clip(edge, 1e-300, 1.0))
     out = np.where(mid, np.minimum(val, 0.0), out)
     return out
 
@@ -977,7 +983,8 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
         ns, nl = min(ni, nj), max(ni, nj)
         if probs is None:
             uniform_work += ns
-            if ns <= UNIFORM_SUM_MAX and (method == "exact" or uniform_work <= UNIFORM_SUM_MAX):
+            if ns <= 65536 or (ns <= UNIFORM_SUM_MAX
+                               and (method == "exact" or uniform_work <= UNIFORM_SUM_MAX)):
                 log_p[k] = min(0.0, _uniform_log_tail_sum(mk, ns, nl))
             else:
                 lp, bd = _uniform_log_tail_bracket(mk, ns, nl)
