@@ -110,7 +110,7 @@ def _audit_and_scan(st, replicates: int, method: str) -> dict:
     af = stats.audit_counts(jax.random.key(0), st.counts, num_samples=2000, method=method)
     t_audit = time.perf_counter() - t1
     t2 = time.perf_counter()
-    r = stats.fpr_scan_cells(st.cells, key=jax.random.key(0), num_replicates=replicates,
+    r = stats.fpr_scan_cells(st.cells, key=jax.random.key(0), num_samples=replicates,
                              beneficial_label=0)  # the planted subgroup is in the harm orientation
     return {"audit_s": t_audit, "scan_s": time.perf_counter() - t2,
             "subset": {k: list(v) for k, v in r.subset.items()}, "score": r.score,

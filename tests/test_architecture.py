@@ -173,6 +173,7 @@ KEYWORD_KEY_OK = {
     "ofijax.scan.ijdi_scan",
     "ofijax.auditing.ofi_test",
     "ofijax.auditing.pairwise_ofi_test",
+    "ofijax.auditing.audit_batch",  # #36: key only for method="monte_carlo"; default deterministic
     "ofijax.distributions.ofi_threshold",
     "ofijax.scan.scan_cells",  # issue 15: key breaks ties of the restarts; replicates need one
     "ofijax.stats.fpr_scan_cells",
