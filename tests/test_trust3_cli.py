@@ -110,8 +110,13 @@ def test_scan_attributes_are_labels_too(capsys):
             for vals in r["results"][name]["subgroup"].values():
                 assert set(vals) <= {"01", "1", "1.0"}, (e, vals)
     assert res["stream"]["num_samples"] == 0 and "num_replicates" not in json.dumps(res["stream"])
-    for name in ("fpr_scan", "tpr_scan"):
-        assert res["pandas"]["results"][name]["subgroup"] == res["stream"]["results"][name]["subgroup"]
+    for name in ("fpr_scan", "tpr_scan"):  # the same fields mean the same in both engines
+        a, b = res["pandas"]["results"][name], res["stream"]["results"][name]
+        assert a["subgroup"] == b["subgroup"]
+        for field in ("side", "size", "scanned_size", "num_samples"):
+            assert a[field] == b[field], (name, field)
+        if a["scanned_size"]:
+            assert a["rate"] == pytest.approx(b["rate"], rel=1e-12)
 
 
 # ---- item 5: one missing-value rule ----------------------------------------------------------

@@ -282,10 +282,15 @@ def run_scans(key, cells, beneficial: int, num_samples: int, side: str = "both")
         sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in sub.items())
         p_txt = ("no randomization test" if math.isnan(r.p_value)
                  else f"p = {format_p(r.p_value)} ({num_samples} replicates)")
-        desc = (f"{sub_txt} ({r.size} rows): {what}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}"
+        total = int(getattr(r, "total_size", r.size))
+        desc = (f"{sub_txt} ({total} rows, {r.size} of them scanned): {what}; odds x{r.q:.2f}, "
+                f"score {r.score:.2f}, {p_txt}"
                 if r.score > 0 else f"no subgroup detected ({what})")
+        # the fields of the row scan's scan.json, meaning the same: size = rows of the subgroup,
+        # scanned_size = those on the scanned side, rate = their rate of the harmful prediction
         out[name] = {
-            "side": sd, "subgroup": sub, "size": int(r.size), "score": float(r.score),
+            "side": sd, "subgroup": sub, "size": total, "scanned_size": int(r.size),
+            "rate": float(getattr(r, "observed_rate", math.nan)), "score": float(r.score),
             "q": float(r.q), "p_value": float(r.p_value), "num_samples": num_samples,
             "converged": bool(r.converged), "description": desc,
         }
