@@ -747,9 +747,9 @@ SCAN_TABLES = st.builds(make_table, seed=st.integers(0, 2**32 - 1), n=st.just(12
        kind=st.sampled_from(["int", "category", "string", "arrow", "polars"]))
 @pytest.mark.parametrize("name", sorted(SCANS))
 def test_scans_rows_names_types(name, t, perm_seed, kind):
-    """(a) + (b) + (c) for every row scan with a fixed key: rows permuted, attribute values renamed
-    (reversed order) or re-typed: the same subgroup (as values), score, q, sizes; the mask follows
-    the rows."""
+    """(a) + (b) + (c) for every row scan with a fixed key: rows permuted or attribute values
+    re-typed: the same subgroup (as values), score, q, sizes, and the mask follows the rows; values
+    renamed: the same result where the search is exhaustive or has many restarts (see below)."""
     fn = SCANS[name]
     base_r = fn(_attrs(t), t)
     again = fn(_attrs(t), t)
@@ -760,10 +760,24 @@ def test_scans_rows_names_types(name, t, perm_seed, kind):
     r = fn(_attrs(tp), tp)
     assert_same(scan_view(r, SCAN_BACK["str"]), base, f"{name}: rows permuted")
     np.testing.assert_array_equal(np.asarray(r.mask), np.asarray(base_r.mask)[perm])
-    assert_same(scan_view(fn(_attrs(tp, ATTR_RENAMED), tp), SCAN_BACK["renamed"]), base,
-                f"{name}: attribute values renamed (reversed order), rows permuted")
     assert_same(scan_view(fn(_attrs(t, kind=kind), t), SCAN_BACK[kind]), base,
-                f"{name}: attributes as {kind}")
+                f"{name}: attributes as {kind}")  # the values keep their order: the same draws
+    # Values renamed in reversed order are encoded in another order, so for a fixed key the random
+    # restarts of a coordinate-ascent search start from other subgroups: a randomized output, for
+    # which the contract asks the same distribution, not the same draw. Checked where it is sharp:
+    # an exhaustive search (bias_scan on these tables) gives the same result; coordinate ascent with
+    # many restarts reaches the same best subgroup and score. (With the default 10 restarts the
+    # result often differs: fpr_scan on make_table(53, 120, 2), key 0: score 1.50 with these names,
+    # 3.74 with the renamed ones - the search misses the optimum of a 315-subgroup space.)
+    ren = fn(_attrs(tp, ATTR_RENAMED), tp)
+    what = f"{name}: attribute values renamed (reversed order), rows permuted"
+    if base_r.search == "exhaustive":
+        assert ren.search == "exhaustive"
+        assert_same(scan_view(ren, SCAN_BACK["renamed"]), base, what)
+    else:
+        many = {"num_restarts": 200}
+        assert_same(scan_view(fn(_attrs(tp, ATTR_RENAMED), tp, **many), SCAN_BACK["renamed"]),
+                    scan_view(fn(_attrs(t), t, **many), SCAN_BACK["str"]), what + ", 200 restarts")
 
 
 @settings(SETTINGS, max_examples=3)
