@@ -131,7 +131,8 @@ class PValue(NamedTuple):
         error_bound: float64 (...) bound on the relative error |p̂ − p| / p of each p-value
             (it holds for ``log_p_value`` too, below 1e-308): 0.0 where exact (float rounding
             only, ~n·1e-16), ``SADDLE_REL_ERROR`` for the saddlepoint, the computed bracket for
-            ``"bracketed"``; the field is last, so code unpacking the first five still works.
+            ``"bracketed"``; the field is last, so access by name or by index 0–4 is unchanged (a
+            full unpacking now needs six names).
     """
 
     p_value: np.ndarray
