@@ -913,7 +913,7 @@ def _cmd_simulate(args) -> int:
         raise UserError("--cm: only used with --null multinomial or subsample.")
     from ofijax.cli._simulate import simulate_report
 
-    print(simulate_report(args.n, null=args.null, cm=args.cm, samples=args.samples, seed=args.seed,
+    print(simulate_report(args.n, null=args.null, cm=args.cm, num_samples=args.samples, seed=args.seed,
                           observed=args.observed))
     return 0
 

@@ -70,7 +70,7 @@ def _check_observed(observed) -> float | None:
     return o
 
 
-def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: float | None) -> str:
+def simulate_report(ns, *, null: str, cm, num_samples: int, seed: int, observed: float | None) -> str:
     """Monte Carlo of B (and OFI for two sizes) under a null, next to the exact values.
 
     Ties in |OFI| ≥ t are decided on the lattice 1/lcm(n_i, n_j) (see :class:`_Exceeds`).
@@ -95,12 +95,12 @@ def simulate_report(ns, *, null: str, cm, samples: int, seed: int, observed: flo
     key = jax.random.key(seed)
 
     def run(statistic, rng=(-2.0, 2.0)):
-        return D.monte_carlo(key, statistic, pair, samples, bins=4000, range=rng,
+        return D.monte_carlo(key, statistic, pair, num_samples, bins=4000, range=rng,
                              quantiles=(0.025, 0.975))
 
     null_arg = "uniform" if probs is None else [float(x) for x in cm]
     p_txt = None if probs is None else np.round(probs, 4).tolist()
-    lines = [f"ofijax simulate: {samples} draws, null = {_NULL_TEXT[null].format(p=p_txt, cm=cm)}, seed {seed}", ""]
+    lines = [f"ofijax simulate: {num_samples} draws, null = {_NULL_TEXT[null].format(p=p_txt, cm=cm)}, seed {seed}", ""]
     lines.append(f"{'quantity':<22}{'MC mean':>10}{'MC sd':>10}{'exact mean':>12}{'exact sd':>10}"
                  f"{'q2.5%':>9}{'q97.5%':>9}")
 

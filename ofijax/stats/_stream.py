@@ -274,6 +274,18 @@ def collect(
       >>> st = collect(df, label="y", pred="p", group="g")
       >>> st.counts.groups, st.counts.cms.tolist()
       (('a', 'b'), [[1, 0, 1, 0], [0, 1, 0, 1]])
+
+      Group labels as text: codes that read alike as numbers stay apart; an empty CSV field is
+      missing, ``NA`` is a label unless named in ``na_values``.
+
+      >>> import os, tempfile
+      >>> f = os.path.join(tempfile.mkdtemp(), "codes.csv")
+      >>> _ = open(f, "w").write("y,p,g\\n1,1,01\\n0,1,1\\n1,0,1.0\\n0,0,NA\\n")
+      >>> collect(f, label="y", pred="p", group="g", as_strings=True).counts.groups
+      ('01', '1', '1.0', 'NA')
+      >>> _ = open(f, "w").write("y,p,g\\n1,1,01\\n0,1,1\\n1,0,1.0\\n")
+      >>> collect(f, label="y", pred="p", group="g").counts.groups  # read as numbers: one group
+      (1.0,)
     """
     group_l = [group] if isinstance(group, str) else (list(group) if group is not None else [])
     attrs_l = [attrs] if isinstance(attrs, str) else (list(attrs) if attrs is not None else [])
