@@ -353,3 +353,11 @@ def test_auto_on_one_file_words_input_errors_as_the_pandas_engine(capsys):
     assert errs["auto"] == errs["pandas"] and "--positive" in errs["auto"], errs
     rep = _audit(capsys, "t.csv", "auto", "ok", "--positive", "yes")  # needs rows: pandas
     assert rep["data"]["engine"] == "pandas" and rep["data"]["rows"] == 40
+
+
+def test_collect_frame_with_a_mixed_type_column_is_one_value_error():
+    df = pd.DataFrame({"y": [1, 0, 1], "p": [0, 1, 1], "g": [1, "1", "x"]})
+    with pytest.raises(ValueError, match=r"^data: a column cannot be read as one type .*astype\(str\)"):
+        stats.collect(df, label="y", pred="p", group="g")
+    st = stats.collect(df.assign(g=df.g.astype(str)), label="y", pred="p", group="g")
+    assert st.counts.groups == ("1", "x") and st.counts.cms.sum(1).tolist() == [2, 1]

@@ -33,7 +33,14 @@ def to_arrow(frame: Any, arg: str = "data") -> pa.Table:
         import pandas as pd
 
         if isinstance(frame, pd.DataFrame):
-            return pa.Table.from_pandas(frame, preserve_index=False)
+            try:
+                return pa.Table.from_pandas(frame, preserve_index=False)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # e.g. 1 and "1" in one column
+                msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ValueError(
+                    f"{arg}: a column cannot be read as one type ({msg}); store each column with "
+                    "one type (e.g. group labels all as text: df[col].astype(str))."
+                ) from None
     if isinstance(frame, dict):
         return pa.table({k: np.asarray(v) for k, v in frame.items()})
     raise TypeError(
