@@ -775,9 +775,9 @@ def test_scans_rows_names_types(name, t, perm_seed, kind):
         assert ren.search == "exhaustive"
         assert_same(scan_view(ren, SCAN_BACK["renamed"]), base, what)
     else:
-        many = {"num_restarts": 200}
+        many = {"num_restarts": 64}
         assert_same(scan_view(fn(_attrs(tp, ATTR_RENAMED), tp, **many), SCAN_BACK["renamed"]),
-                    scan_view(fn(_attrs(t), t, **many), SCAN_BACK["str"]), what + ", 200 restarts")
+                    scan_view(fn(_attrs(t), t, **many), SCAN_BACK["str"]), what + ", 64 restarts")
 
 
 @settings(SETTINGS, max_examples=3)
@@ -915,12 +915,23 @@ def test_cli_rows_permuted_groups_renamed(tmp_path, monkeypatch):
     df2["g"] = df2["g"].map(ren)
     df.to_csv("t.csv", index=False)
     df2.to_csv("t2.csv", index=False)
+    for fmt in ("csv", "parquet"):  # the permuted rows again, as a directory of three parts
+        os.makedirs(f"parts_{fmt}")
+        for i, part in enumerate(np.array_split(np.arange(len(df2)), 3)):
+            chunk = df2.iloc[part]
+            path = f"parts_{fmt}/part-{i}.{fmt}"
+            chunk.to_csv(path, index=False) if fmt == "csv" else chunk.to_parquet(path, index=False)
+    back2 = {RENAMED[c]: c for c in range(k)}
     for engine in ("pandas", "stream"):
         base = pair_view(cli_audit("t.csv", engine, f"o1_{engine}")["pairs"], identity(k),
                          directional_di=False)
-        got = pair_view(cli_audit("t2.csv", engine, f"o2_{engine}")["pairs"],
-                        {RENAMED[c]: c for c in range(k)}, directional_di=False)
+        got = pair_view(cli_audit("t2.csv", engine, f"o2_{engine}")["pairs"], back2, directional_di=False)
         assert_same(got, base, f"ofijax audit --engine {engine}: rows permuted, groups renamed")
+    for fmt in ("csv", "parquet"):
+        got = pair_view(cli_audit(f"parts_{fmt}", "stream", f"o3_{fmt}")["pairs"], back2,
+                        directional_di=False)
+        assert_same(got, base, f"ofijax audit --engine stream, a directory of {fmt} parts: rows permuted, "
+                               "groups renamed")
 
 
 def test_cli_group_codes_are_labels(tmp_path, monkeypatch, spark):
@@ -1021,21 +1032,29 @@ def _scan_frame(t, values=ATTR_VALUES):
 
 
 def test_cli_scan_contract(tmp_path, monkeypatch):
-    """``ofijax scan``: rows permuted and attribute values renamed give the same subgroups and scores,
-    and the pandas and stream engines agree (subgroup, score, q)."""
+    """``ofijax scan`` (FPR-/TPR-Scan in both engines, IJDI-Scan with --lam/--prob in the pandas
+    engine): rows permuted give the same subgroups, scores and odds, and the pandas and stream
+    engines agree. (Renamed attribute values change the fixed seed's restarts, a randomized output:
+    covered with many restarts by test_scans_rows_names_types.)"""
     monkeypatch.chdir(tmp_path)
     t = make_table(31, 150, 2)
-    _scan_frame(t).to_csv("s.csv", index=False)
+    _scan_frame(t).assign(prob=t["prob"]).to_csv("s.csv", index=False)
     perm = np.random.default_rng(4).permutation(150)
-    _scan_frame(_permute_table(t, perm), ATTR_RENAMED).to_csv("s2.csv", index=False)
-    base = _scan_core(_scan_json("s.csv", "pandas", "o1"), SCAN_BACK["str"])
+    tp = _permute_table(t, perm)
+    _scan_frame(tp).assign(prob=tp["prob"]).to_csv("s2.csv", index=False)
+    back = SCAN_BACK["str"]
+    base = _scan_core(_scan_json("s.csv", "pandas", "o1"), back)
     assert set(base) == {"fpr_scan", "tpr_scan"}
-    assert_same(_scan_core(_scan_json("s2.csv", "pandas", "o2"), SCAN_BACK["renamed"]), base,
-                "ofijax scan: rows permuted, values renamed")
-    assert_same(_scan_core(_scan_json("s.csv", "stream", "o3"), SCAN_BACK["str"]), base,
+    assert_same(_scan_core(_scan_json("s2.csv", "pandas", "o2"), back), base, "ofijax scan: rows permuted")
+    assert_same(_scan_core(_scan_json("s.csv", "stream", "o3"), back), base,
                 "ofijax scan --engine stream vs pandas", rtol=1e-9)
-    assert_same(_scan_core(_scan_json("s2.csv", "stream", "o4"), SCAN_BACK["renamed"]), base,
-                "ofijax scan --engine stream: rows permuted, values renamed", rtol=1e-9)
+    assert_same(_scan_core(_scan_json("s2.csv", "stream", "o4"), back), base,
+                "ofijax scan --engine stream: rows permuted", rtol=1e-9)
+    ijdi = ("--lam", "0.5", "--prob", "prob", "--side", "negative")
+    base_ijdi = _scan_core(_scan_json("s.csv", "pandas", "o5", *ijdi), back)
+    assert base_ijdi, "no IJDI result"
+    assert_same(_scan_core(_scan_json("s2.csv", "pandas", "o6", *ijdi), back), base_ijdi,
+                "ofijax scan --lam 0.5 --prob: rows permuted")
 
 
 def test_cli_scan_engines_same_fields(tmp_path, monkeypatch):
