@@ -605,11 +605,10 @@ def log_tail_saddle(m, n_i, n_j, a, b, c, *, half_width: float = 6.0) -> np.ndar
         order = np.argsort(hi - lo, kind="stable")  # similar widths share a block (less padding)
         width = hi - lo + 1.0
         s = 0
-        while s < m.size:
-            e, pts = s, 0.0
-            while e < m.size and (e == s or pts + width[order[e - 1]] * (e - s + 1) <= 2e6):
+        while s < m.size:  # blocks of ≤ ~2e6 points (rows padded to the block's widest)
+            e = s + 1
+            while e < m.size and width[order[e]] * (e - s + 1) <= 2e6:
                 e += 1
-                pts = width[order[e - 1]] * (e - s)
             k = order[s:e]
             val = _window_logsum(lo[k], hi[k], n_i[k], n_j[k], m[k], a[k], b[k], c[k], upper)
             out[k] = np.logaddexp(out[k], val)
