@@ -809,6 +809,41 @@ def test_scans_align_pandas_index(name, t, perm_seed):
     assert_same(scan_view(r, SCAN_BACK["str"]), base, f"{name}: pandas Series in another index order")
 
 
+def test_audit_scan_option_rows_permuted():
+    """``audit(..., scan=True)``: rows permuted give the same worst subgroups (every field of
+    ``af.scan``)."""
+    from ofijax.auditing import to_jsonable
+
+    t = make_table(5, 120, 3)
+    kw = {"scan": True, "scan_num_samples": 0, "num_samples": 0}
+    base = to_jsonable(ofijax.audit(0, t["y"], t["p"], sensitive_features=_names(t["g"]),
+                                    scan_features=_attrs(t), **kw).scan)
+    assert set(base) == {"fpr_scan", "tpr_scan"}
+    perm = np.random.default_rng(1).permutation(120)
+    tp = _permute_table(t, perm)
+    got = to_jsonable(ofijax.audit(0, tp["y"], tp["p"], sensitive_features=_names(tp["g"]),
+                                   scan_features=_attrs(tp), **kw).scan)
+    assert got == base, "audit(scan=True): rows permuted"
+
+
+def test_audit_scan_option_aligns_index():
+    """``audit(..., scan=True)`` aligns ``scan_features`` on the pandas index like every row-wise
+    argument (CONTRIBUTING: pandas inputs aligned or refused)."""
+    from ofijax.auditing import to_jsonable
+
+    t = make_table(5, 120, 3)
+    kw = {"scan": True, "scan_num_samples": 0, "num_samples": 0}
+    base = to_jsonable(ofijax.audit(0, t["y"], t["p"], sensitive_features=_names(t["g"]),
+                                    scan_features=_attrs(t), **kw).scan)
+    idx = np.random.default_rng(2).permutation(120) + 40
+    other = np.random.default_rng(3).permutation(120)
+    got = to_jsonable(ofijax.audit(
+        0, pd.Series(t["y"], index=idx), pd.Series(t["p"], index=idx),
+        sensitive_features=pd.Series(_names(t["g"]), index=idx),
+        scan_features=_attrs(t).set_axis(idx).iloc[other], **kw).scan)
+    assert got == base, "audit(scan=True): scan_features in another index order"
+
+
 def test_scan_randomization_deterministic():
     """Randomization p-values are deterministic for a fixed input and key (their distribution under
     a row permutation is not checked: too many replicates for this file's budget)."""
