@@ -930,9 +930,10 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
         method: ``"auto"``, ``"exact"`` or ``"saddlepoint"``.
 
     Returns (log_p, method, error_bound): ``method`` per pair is ``"exact"``,
-    ``"saddlepoint"`` or ``"bracketed"`` (uniform null, smaller group > UNIFORM_SUM_MAX);
-    ``error_bound`` is 0.0 for exact values (float rounding only, ~n·1e-16) and a bound on
-    |p̂ − p|/p otherwise.
+    ``"saddlepoint"``, ``"bracketed"`` (uniform null, smaller group > UNIFORM_SUM_MAX, or past
+    "auto"'s budget of closed-form sums) or ``"truncated"`` (an exact window whose left-out
+    mass is not negligible against p); ``error_bound`` is 0.0 for exact values (float rounding
+    only, ~n·1e-16) and a bound on |p̂ − p|/p otherwise (at most 1 where it says "truncated").
     """
     m = np.asarray(m, np.int64)
     n_i = np.asarray(n_i, np.int64)
@@ -997,7 +998,7 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
             log_p[k] = val
             drop = float(np.logaddexp(ws[2], wl[2]))
             if drop > -np.inf and drop - val > math.log(1e-15):  # left-out mass not negligible
-                bound[k], used[k] = min(1.0, math.exp(drop - val)), "truncated"
+                bound[k], used[k] = math.exp(min(0.0, drop - val)), "truncated"
             continue
         # the larger group's saddlepoint is accurate, the smaller's is not: exact PMF of s
         ws = _pmf_window(ns, q)
@@ -1010,7 +1011,7 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
             )
         val = float(_log_tail_hybrid(ws[1], ws[0], np.array([mk]), ns, nl, *q)[0])
         log_p[k], used[k] = val, "saddlepoint"
-        bound[k] = SADDLE_REL_ERROR + (math.exp(ws[2] - val) if ws[2] > -np.inf else 0.0)
+        bound[k] = SADDLE_REL_ERROR + (math.exp(min(0.0, ws[2] - val)) if ws[2] > -np.inf else 0.0)
     s = use_saddle & (m > 0)
     if s.any():
         pr = probs[s]
