@@ -400,6 +400,40 @@ def test_audit_label_types(t, kind):
     assert_same(got, base, f"labels as {kind}")
 
 
+@SETTINGS
+@given(t=TABLES, w_seed=st.integers(0, 2**32 - 1))
+def test_audit_orientation_weights_and_columns(t, w_seed):
+    """The same audit three more ways: labels and predictions flipped with ``beneficial_label=0``;
+    integer ``sample_weight`` against the rows repeated that many times (frequency weights, as
+    documented), weights in a pandas Series in another index order; and the groups as a
+    two-column frame (labels are tuples)."""
+    k = int(t["g"].max()) + 1
+    sf = _names(t["g"])
+    base = audit_view(run_audit(t["y"], t["p"], sf), identity(k))
+    flipped = audit_view(run_audit(1 - t["y"], 1 - t["p"], sf, beneficial_label=0), identity(k))
+    assert_same(flipped, base, "beneficial_label=0 on flipped labels")
+    n = len(t["y"])
+    rng = np.random.default_rng(w_seed)
+    w = rng.integers(0, 4, n)
+    w[:n // 2] = np.maximum(w[:n // 2], 1)
+    rep = np.repeat(np.arange(n), w)
+    tr = {c: v[rep] for c, v in t.items()}
+    k_rep = len(set(tr["g"].tolist()))
+    if k_rep == k:  # every group kept a row
+        want = audit_view(run_audit(tr["y"], tr["p"], _names(tr["g"])), identity(k))
+        check_references(want, tr, k)
+        assert_same(audit_view(run_audit(t["y"], t["p"], sf, sample_weight=w), identity(k)), want,
+                    "integer sample_weight vs repeated rows")
+        idx = rng.permutation(n) + 9
+        other = rng.permutation(n)
+        got = run_audit(pd.Series(t["y"], index=idx), pd.Series(t["p"], index=idx),
+                        pd.Series(sf, index=idx), sample_weight=pd.Series(w, index=idx).iloc[other])
+        assert_same(audit_view(got, identity(k)), want, "sample_weight Series in another index order")
+    two = pd.DataFrame({"g": sf, "h": "x"})
+    assert_same(audit_view(run_audit(t["y"], t["p"], two), {(NAMES[c], "x"): c for c in range(k)}),
+                base, "groups as a two-column frame")
+
+
 def _gcm_dict(r) -> dict:
     return {g: tuple(int(x) for x in c) for g, c in zip(r.groups, np.asarray(r.cms))}
 
@@ -842,6 +876,38 @@ def test_audit_scan_option_aligns_index():
         sensitive_features=pd.Series(_names(t["g"]), index=idx),
         scan_features=_attrs(t).set_axis(idx).iloc[other], **kw).scan)
     assert got == base, "audit(scan=True): scan_features in another index order"
+
+
+def test_orientation_everywhere(tmp_path, monkeypatch):
+    """Labels and predictions flipped with ``beneficial_label=0`` (CLI: ``--harmful-label``) give the
+    same numbers in audit_batch, stats.collect, the rate scans and IJDI-Scan (with the flipped
+    probability), and the CLI audit in both engines."""
+    t = make_table(12, 120, 3)
+    k = 3
+    sf = _names(t["g"])
+    f = {**t, "y": 1 - t["y"], "p": 1 - t["p"], "prob": 1 - t["prob"]}
+    b0 = ofijax.audit_batch(t["y"], {"m": t["p"]}, sensitive_features=sf, min_group_size=1)
+    b1 = ofijax.audit_batch(f["y"], {"m": f["p"]}, sensitive_features=sf, min_group_size=1,
+                            beneficial_label=0)
+    assert_same(pair_view(b1.pairs.to_dict("records"), identity(k), candidate=True),
+                pair_view(b0.pairs.to_dict("records"), identity(k), candidate=True),
+                "audit_batch, beneficial_label=0 on flipped labels")
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": sf})
+    c0 = stats.collect(df, label="y", pred="p", group="g").counts
+    c1 = stats.collect(df.assign(y=f["y"], p=f["p"]), label="y", pred="p", group="g",
+                       beneficial_label=0).counts
+    assert _gcm_dict(c1) == _gcm_dict(c0)
+    for name in ("fpr_scan", "tpr_scan", "ijdi_scan"):
+        want = scan_view(SCANS[name](_attrs(t), t), SCAN_BACK["str"])
+        got = scan_view(SCANS[name](_attrs(t), f, beneficial_label=0), SCAN_BACK["str"])
+        assert_same(got, want, f"{name}, beneficial_label=0 on flipped labels")
+    monkeypatch.chdir(tmp_path)
+    df.to_csv("t.csv", index=False)
+    df.assign(y=f["y"], p=f["p"]).to_csv("f.csv", index=False)
+    for engine in ("pandas", "stream"):
+        want = pair_view(cli_audit("t.csv", engine, f"o_{engine}")["pairs"], identity(k))
+        got = pair_view(cli_audit("f.csv", engine, f"h_{engine}", "--harmful-label")["pairs"], identity(k))
+        assert_same(got, want, f"ofijax audit --harmful-label --engine {engine}")
 
 
 def test_scan_randomization_deterministic():
