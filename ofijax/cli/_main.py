@@ -77,7 +77,8 @@ def load_table(path: str, *, labels=(), na_values=()):
     if not os.path.exists(path):
         raise FileNotFoundError(f"--data: file {path!r} not found.")
     if os.path.isdir(path):
-        raise UserError(f"--data: {path!r} is a directory; pass a .csv or .parquet file.")
+        raise UserError(f"--data: {path!r} is a directory; pass a .csv or .parquet file, or read every "
+                        "file in it with --engine stream (or auto).")
     low = path.lower()
     na = [str(v) for v in (na_values or ())]
     try:
