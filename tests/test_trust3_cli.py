@@ -234,6 +234,13 @@ def test_input_errors_come_before_an_existing_report_folder(capsys):
         err = _one_error(capsys, "audit", "--data", "codes.csv", "--label", "y", "--pred", "p",
                          "--group", "regio", "--engine", e)
         assert "'regio'" in err and "--out" not in err, err
+    # a group column that needs --bins (numbers as text: still binnable), with either engine choice
+    pd.DataFrame({"y": [0, 1] * 30, "p": [1, 1, 0] * 20, "age": range(18, 78)}).to_csv("age.csv", index=False)
+    for e in ("auto", "pandas"):
+        err = _one_error(capsys, "audit", "--data", "age.csv", "--label", "y", "--pred", "p", "--group", "age",
+                         "--engine", e)
+        assert err.startswith("ofijax audit: error: --group: column 'age' has 60 distinct values"), err
+        assert "--bins 5" in err and "bins=" not in err, err
     # valid input: now the folder is refused (no --force)
     err = _one_error(capsys, "audit", "--data", "codes.csv", "--label", "y", "--pred", "p", "--group", "g")
     assert err.startswith("ofijax audit: error: --out:") and "already exists" in err

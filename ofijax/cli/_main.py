@@ -736,6 +736,7 @@ def _cmd_audit(args) -> int:
     scan_features = None
     if attrs:
         scan_features = _binned(prep["frame"][list(attrs)], args, "--attr")
+    _binned(prep["sf"], args, "--group")  # the group columns' checks (audit repeats them), before --out
     check_out_dir(args.out, args.force)  # inputs first, then the output, then the work
     if prep["dropped"]:
         print(f"ofijax: note: dropped {prep['dropped']} row(s) with missing values (--dropna).", file=sys.stderr)
