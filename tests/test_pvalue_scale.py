@@ -264,9 +264,8 @@ def test_zero_cells_and_rare_errors_at_huge_n_are_exact_windows():
         P.EXACT_MAX_N = old
     ref = P.log_diff_pmf(400_000, q)[off + 400_000: off + 400_000 + len(lv)]
     keep = ref > ref.max() - 700
-    # the recurrence's log-PMF drifts by ~6e-8 on its d < 0 half at n = 2e6 (both measured
-    # against 40-digit mpmath: the window is within 4e-9 of it)
-    assert np.allclose(lv[keep], ref[keep], rtol=0, atol=2e-7)
+    # two exact methods (double sum vs the recurrence's compensated running sum)
+    assert np.allclose(lv[keep], ref[keep], rtol=0, atol=1e-9)
     r = D.ofi_pvalue_cms([10**9, 0, 500, 10**9], [10**9, 0, 300, 10**9])  # p_FN = 0
     assert str(r.method) == "exact" and float(r.error_bound) == 0.0
     r2 = D.ofi_pvalue_cms([10**9, 3, 20, 10**9], [10**9, 2, 10, 10**9])  # rare errors
@@ -297,3 +296,43 @@ def test_log_binomial_is_vectorized_and_exact_enough():
     for k in (0, 1, 30, 59, 60):
         ref = math.comb(60, k) * Fraction(0.3) ** k * (1 - Fraction(0.3)) ** (60 - k)
         assert got[k] == pytest.approx(math.log(ref.numerator) - math.log(ref.denominator), rel=1e-13)
+
+
+def test_windows_keep_digits_far_below_their_bulk():
+    """Exact windows (groups above EXACT_MAX_N, forced here by lowering it) against the classic
+    exact engine on the same pairs: zero-cell binomials and rare errors, p from ~1e-2 down to
+    1e-2300, where the windows are redone in full or widened (never "truncated" here)."""
+    pairs = [([10**5, 0, 40, 10**5], [10**5, 0, 10, 10**5 + 30]),  # p_FN = 0 pooled
+             ([10**5, 0, 5000, 10**5], [10**5, 0, 0, 10**5 + 5000]),  # p ~ 1e-1000s
+             ([10**5, 30, 0, 10**5], [10**5 + 7, 0, 0, 10**5 + 23]),  # p_FP = 0 pooled
+             ([150_000, 9, 30, 150_000], [150_000, 12, 11, 150_000 + 16])]  # rare errors
+    ci, cj = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    ref = D.ofi_pvalue_cms(ci, cj, method="exact")
+    old = P.EXACT_MAX_N
+    try:
+        P.EXACT_MAX_N = 1000
+        got = D.ofi_pvalue_cms(ci, cj, method="exact")
+    finally:
+        P.EXACT_MAX_N = old
+    assert set(got.method.tolist()) == {"exact"} and not got.error_bound.any()
+    assert ref.log_p_value.min() < -1000 * math.log(10) and ref.p_value.max() > 1e-3
+    assert np.all(np.abs(np.expm1(got.log_p_value - ref.log_p_value)) <= 1e-9)  # two exact methods
+
+
+def test_recurrence_running_sum_keeps_its_digits_at_large_n():
+    """The log-PMF is a running sum reaching |n log b|; a plain sum lost ~√n ulps of it (1.1e-7
+    relative on the d < 0 half here, the pooled null of a pair of 300,039 rows each). Against
+    an independent double sum over (FN, FP) in Python floats with math.lgamma and math.fsum."""
+    n, q = 300_039, (21 / 600_078, 41 / 600_078, 1 - 62 / 600_078)
+    lp = P.log_diff_pmf(n, q)
+    la, lb, lc = (math.log(v) for v in q)
+    lg_n = math.lgamma(n + 1)
+    for d in (-30, -3, 0, 4, 40):
+        terms = [lg_n - math.lgamma(u + 1) - math.lgamma(u + d + 1) - math.lgamma(n - 2 * u - d + 1)
+                 + u * la + (u + d) * lb + (n - 2 * u - d) * lc for u in range(max(0, -d), 300)]
+        top = max(terms)
+        ref = top + math.log(math.fsum(math.exp(t - top) for t in terms))
+        assert abs(lp[d + n] - ref) <= 2e-9, d
+    # the same running sum via the blocks as in one plain sum, on steps where both are exact
+    steps = np.full(10_000, 0.5)
+    assert np.array_equal(P._running_sum(2.0**20, steps), 2.0**20 + 0.5 * np.arange(10_001))
