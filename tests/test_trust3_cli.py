@@ -368,3 +368,15 @@ def test_collect_frame_with_a_mixed_type_column_is_one_value_error():
         stats.collect(df, label="y", pred="p", group="g")
     st = stats.collect(df.assign(g=df.g.astype(str)), label="y", pred="p", group="g")
     assert st.counts.groups == ("1", "x") and st.counts.cms.sum(1).tolist() == [2, 1]
+
+
+def test_na_in_a_label_column_names_na_values(capsys):
+    with open("nalab.csv", "w", encoding="utf-8") as fh:
+        fh.write("y,p,g\n" + "".join(f"{'NA' if i == 3 else i % 2},{(i // 2) % 2},{'ab'[i % 2]}\n"
+                                     for i in range(12)))
+    for e in ("auto", "pandas"):
+        err = _one_error(capsys, "audit", "--data", "nalab.csv", "--label", "y", "--pred", "p", "--group", "g",
+                         "--engine", e, "--out", "o")
+        assert "--label: column 'y' is not binary" in err and "--na-values NA" in err, err
+    rep = _audit(capsys, "nalab.csv", "auto", "ok", "--na-values", "NA", "--dropna")
+    assert rep["data"]["rows"] == 11 and rep["data"]["rows_dropped"] == 1
