@@ -214,9 +214,8 @@ def _spark_frame(args: Any, files: list, fmt: str, labels: list, numeric: list):
     if fmt == "csv":  # every field as its text (no inference): labels stay "01"; "" is null
         sep = "\t" if files[0].lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
         df = spark.read.csv(files, header=True, inferSchema=False, sep=sep)
-        for c in numeric:  # --na-values mean missing in every column, as the other engines read
-            if na:
-                df = df.withColumn(c, F.when(F.col(c).isin(*na), F.lit(None)).otherwise(F.col(c)))
+        for c in dict.fromkeys(labels + numeric):  # "" (a quoted empty field too) and --na-values
+            df = df.withColumn(c, F.when(F.col(c).isin("", *na), F.lit(None)).otherwise(F.col(c)))
         return df
     import pyarrow.parquet as pq
 
