@@ -378,7 +378,7 @@ def test_cli_score_threshold_grid(cli_csv, tmp_path, capsys):
     (["--score", "s"], "--thresholds: --score needs"),
     (["--score", "g", "--thresholds", "0:1:0.5"], "--score: column"),
     (["--pred", "p1", "p1"], "--pred: column 'p1' is given twice"),
-    (["--pred", "p1", "p2", "--method", "monte_carlo"], "--method"),
+    (["--pred", "p1", "p2", "--method", "monte_carlo", "--samples", "0"], "--samples"),
 ])
 def test_cli_batch_errors_one_line_exit_2(cli_csv, tmp_path, capsys, extra, match):
     from ofijax.cli import main
@@ -390,6 +390,28 @@ def test_cli_batch_errors_one_line_exit_2(cli_csv, tmp_path, capsys, extra, matc
     assert rc == 2
     assert len(err.splitlines()) == 1 and match in err, err
     assert not out.exists()
+
+
+def test_cli_batch_monte_carlo_matches_the_api(cli_csv, tmp_path):
+    """--method monte_carlo in a batch audit: the API's estimates for the same key and draws."""
+    from ofijax.cli import main
+
+    path, df = cli_csv
+    out = tmp_path / "mc"
+    rc = main(["audit", "--data", str(path), "--label", "y", "--group", "g", "--pred", "p1", "p2",
+               "--method", "monte_carlo", "--samples", "300", "--seed", "3", "--out", str(out),
+               "--quiet", "--no-plots"])
+    assert rc == 0
+    api = audit_batch(df.y, df[["p1", "p2"]], sensitive_features=df.g.astype(str),
+                      method="monte_carlo", key=3, num_samples=300)
+    got = pd.read_csv(out / "pairs.csv")
+    mc = api.pairs["p_method"] == "monte_carlo"  # the rest: M = 0, p = 1 exactly
+    assert mc.sum() >= 4 and (api.pairs.loc[~mc, "p_value"] == 1.0).all()
+    assert sorted(got["p_method"]) == sorted(api.pairs["p_method"])
+    assert np.isnan(api.pairs.loc[mc, "p_error_bound"]).all()
+    np.testing.assert_array_equal(np.sort(got["p_value"].to_numpy()),
+                                  np.sort(api.pairs["p_value"].to_numpy()))
+    assert got["p_value"].min() >= 1 / 301  # (1 + hits) / (1 + draws)
 
 
 def test_saddlepoint_path_is_flagged_and_within_its_bound():

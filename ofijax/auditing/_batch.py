@@ -6,7 +6,8 @@ matrices for every candidate (one segment-sum, or :func:`ofijax.threshold_sweep`
 over rows per threshold), every pairwise OFI, DI and four-fifths screen as ``(C, k, k)`` arrays,
 and the p-value of every (candidate, pair) from one vectorized call of the one OFI p-value engine,
 :func:`ofijax.distributions.ofi_pvalue_cms` (exact in log space, so small p-values keep their
-digits; a saddlepoint path with relative error ≤ 1e-3 for very large batches, flagged).
+digits; where groups are very large or the batch's exact work is, approximations with a stated
+relative error bound, flagged with their bound in ``pairs["p_error_bound"]``).
 Each candidate's verdicts follow :func:`ofijax.audit`'s rules exactly:
 
 * adjusted p (Holm over the candidate's k(k−1)/2 pairs, as ``audit``) < ``alpha`` →
@@ -112,9 +113,11 @@ class BatchAudit(NamedTuple):
             true/false positive rates, marginal_benefit B.
         pairs: one row per (candidate, unordered pair i < j): OFI, p_value (two-sided; 0.0 only
             below 1e-308, where ``log10_p_value`` keeps its digits; ``approximate`` is True where
-            it came from the saddlepoint path or is a Monte Carlo estimate; ``p_method`` names
-            the method: ``"exact"``, ``"saddlepoint"`` or ``"monte_carlo"``; ``"exact"`` also
-            where M = 0 gives p = 1 exactly),
+            it came from an approximate path of the engine or is a Monte Carlo estimate;
+            ``p_method`` names the method: ``"exact"``, ``"saddlepoint"``, ``"bracketed"``,
+            ``"truncated"`` or ``"monte_carlo"``; ``"exact"`` also where M = 0 gives p = 1
+            exactly; ``p_error_bound`` bounds the relative error |p̂ − p|/p: 0.0 where exact, NaN
+            for Monte Carlo estimates),
             p_adjusted (within the candidate, ``correction``), p_across (over all candidates ×
             pairs, ``across``), di (directional r_i / r_j), impact_ratio (min/max, symmetric),
             four_fifths (read from the impact ratio), verdict (``audit``'s rules, within-candidate
@@ -215,8 +218,9 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str, key: Any = None,
                    num_samples: int = 10_000) -> tuple[np.ndarray, ...]:
     """``(C, P)`` two-sided p-values of every candidate's pairs i < j (upper-triangle order), their
     natural logs (digits kept below 1e-308, where the p-value itself underflows to 0),
-    ``(C, P)`` booleans: True where the engine took its saddlepoint path or the p-value is a
-    Monte Carlo estimate (approximate), and the ``(C, P)`` method names.
+    ``(C, P)`` booleans: True where the engine took an approximate path or the p-value is a
+    Monte Carlo estimate (approximate), the ``(C, P)`` method names and the ``(C, P)`` bounds on
+    the relative error (0.0 where exact, NaN for Monte Carlo estimates).
 
     One call of the vectorized engine :func:`ofijax.distributions.ofi_pvalue_cms` on the
     distinct tests: a test depends only on (n_i, n_j, the pair's pooled counts, M = |D_i n_j −
@@ -239,6 +243,7 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str, key: Any = None,
     log_p = np.zeros(tests.shape[0])
     approx = np.zeros(tests.shape[0], dtype=bool)
     how = np.full(tests.shape[0], "exact", dtype=object)  # M = 0: p = 1 exactly
+    err = np.zeros(tests.shape[0])
     todo = np.flatnonzero(tests[:, 2] > 0)
     if todo.size:
         _, first, inv = np.unique(tests[todo], axis=0, return_index=True, return_inverse=True)
@@ -254,14 +259,17 @@ def _batch_pvalues(cms: np.ndarray, null: str, method: str, key: Any = None,
             log_p[todo] = np.log(pv[inv])
             approx[todo] = True
             how[todo] = "monte_carlo"
+            err[todo] = np.nan
         else:
             r = _dist.ofi_pvalue_cms(ci, cj, null=null, method=method)
             p[todo] = np.clip(np.asarray(r.p_value, np.float64)[inv], 0.0, 1.0)
             log_p[todo] = np.minimum(np.asarray(r.log_p_value, np.float64)[inv], 0.0)
             approx[todo] = np.asarray(r.approximate, bool)[inv]
             how[todo] = np.asarray(r.method, dtype=object).reshape(-1)[inv]
+            err[todo] = np.asarray(r.error_bound, np.float64).reshape(-1)[inv]
     shape = m.shape
-    return p.reshape(shape), log_p.reshape(shape), approx.reshape(shape), how.reshape(shape)
+    return (p.reshape(shape), log_p.reshape(shape), approx.reshape(shape), how.reshape(shape),
+            err.reshape(shape))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -351,8 +359,9 @@ def audit_batch(
     For every candidate c and pair of groups i < j: OFI(i, j) = B_i − B_j with B = (FP − FN)/n,
     its two-sided p-value under ``null`` (the test of :func:`ofijax.ofi_test`, from the one engine
     :func:`ofijax.distributions.ofi_pvalue_cms`, deduplicated and computed for all candidates ×
-    pairs in one vectorized call; exact, or saddlepoint with relative error ≤ 1e-3 where
-    ``method`` allows it, flagged in ``pairs["approximate"]``), the p-value
+    pairs in one vectorized call; exact, or an approximation with a stated relative error bound
+    where ``method`` allows it, flagged in ``pairs["approximate"]`` and
+    ``pairs["p_error_bound"]``), the p-value
     adjusted within the candidate (``correction``, as :func:`ofijax.audit`) and across the whole
     batch (``across``), DI and the four-fifths screen, and :func:`ofijax.audit`'s verdict. Per
     candidate: a utility, max |OFI|, the worst pair, DI range and counts of significant pairs.
@@ -387,8 +396,11 @@ def audit_batch(
         null: ``"pooled"`` (default) or ``"uniform"``, as in :func:`ofijax.ofi_test`.
         method: p-values from :func:`ofijax.distributions.ofi_pvalue_cms`: ``"auto"`` (default:
             exact in log space — the numbers of :func:`ofijax.audit` — unless the batch's exact
-            work is very large, then the saddlepoint for pairs of groups of ≥ 2,000 rows, relative
-            error ≤ 1e-3, flagged in ``pairs["approximate"]``), ``"exact"``, ``"saddlepoint"`` or
+            work is very large or a group is beyond the exact engine, then the saddlepoint for
+            pairs whose smaller group s has ≥ 2,000 rows, n_s(p_FN + p_FP) ≥ 200 and
+            n_s(p_TP + p_TN) ≥ 10, relative error ≤ 2e-3, or the engine's other bounded
+            approximations; flagged in ``pairs["approximate"]`` with the bound in
+            ``pairs["p_error_bound"]``; it never refuses a size), ``"exact"``, ``"saddlepoint"`` or
             ``"monte_carlo"`` (``num_samples`` draws per distinct test with ``key``, which it
             requires; each test's key is folded from its own counts, so an estimate does not
             depend on the order of candidates or groups). ``pairs["p_method"]`` names the method
@@ -538,7 +550,7 @@ def audit_batch(
         )
     iu, ju = np.triu_indices(k, 1)
     n_p = iu.size
-    p_raw, log_p, approx, p_how = _batch_pvalues(cms, null, method, mc_key, mc_num)  # (C, P)
+    p_raw, log_p, approx, p_how, p_err = _batch_pvalues(cms, null, method, mc_key, mc_num)  # (C, P)
     if correction == "holm":
         p_adj = holm_batch(p_raw)
     elif correction == "bonferroni":
@@ -600,6 +612,7 @@ def audit_batch(
         "p_value": p_raw.reshape(-1), "p_adjusted": p_adj.reshape(-1), "p_across": p_acr.reshape(-1),
         "log10_p_value": log_p.reshape(-1) / np.log(10.0),
         "approximate": approx.reshape(-1), "p_method": p_how.reshape(-1),
+        "p_error_bound": p_err.reshape(-1),
         "di": di.reshape(-1), "impact_ratio": ir.reshape(-1), "four_fifths": four.reshape(-1),
         "verdict": verdict.reshape(-1),
         "significant_across": (p_acr < a).reshape(-1),
@@ -666,9 +679,11 @@ def audit_batch(
             "column 'approximate'); pass method='auto' or 'exact' for exact ones.")
     elif approx.any():
         notes.append(
-            f"{int(approx.sum())} of {approx.size} p-values come from the saddlepoint path of the engine "
-            "(large groups, large batch): relative error ≤ 1e-3 (columns 'approximate', 'p_method'); pass "
-            "method='exact' for exact ones."
+            f"{int(approx.sum())} of {approx.size} p-values come from an approximate path of the engine "
+            f"({', '.join(sorted(set(p_how[approx].tolist())))}; large groups or a large batch): "
+            f"relative error ≤ {float(np.nanmax(p_err)):.1e} "
+            "(columns 'approximate', 'p_method', 'p_error_bound'); method='exact' gives exact ones "
+            "where the groups are small enough."
         )
     if null == "uniform":
         notes.append("the uniform null ignores the data and is very permissive (the OFI paper's null).")

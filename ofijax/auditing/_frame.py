@@ -155,8 +155,11 @@ class AuditFrame(NamedTuple):
             ``ci_low``/``ci_high``, and simultaneous over all pairs by Bonferroni,
             ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values with ``p_method``, the
             method that produced each: ``"exact"``, or the approximate ``"saddlepoint"`` (relative
-            error ≤ 2e-3) and ``"monte_carlo"`` (an estimate from ``num_samples`` draws); with
-            fractional weights ``"n/a (bootstrap interval)"``), DI,
+            error ≤ 2e-3), ``"bracketed"`` (uniform null, very large groups; ≤ 2e-4),
+            ``"truncated"`` (an exact window with its bound) and ``"monte_carlo"`` (an estimate from
+            ``num_samples`` draws); with fractional weights ``"n/a (bootstrap interval)"``),
+            ``p_error_bound`` (a bound on the relative error |p̂ − p|/p: 0.0 where exact, NaN for
+            Monte Carlo estimates and bootstrap-only pairs), DI,
             ``impact_ratio`` and the four-fifths reading, TE, the verdict, who is disadvantaged
             and the reading in words.
         settings: the options used (alpha, null, method, correction, confidence, …).
@@ -688,7 +691,7 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
     if method == "monte_carlo" and nboot == 0 and integer:
         raise ValueError("num_samples: method='monte_carlo' needs ≥ 2 draws (it uses num_samples for "
                          "the draws); pass num_samples=2000, or method='auto'.")
-    p_m, padj_m, how_m, approx_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
+    p_m, padj_m, how_m, approx_m, err_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
                                             num_samples=nboot if method == "monte_carlo" else 0,
                                             correction=correction)
     if not integer:
@@ -706,7 +709,7 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
 
     pairs = _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how_m, approx_m,
                    lo_m, hi_m, slo_m, shi_m, integer=integer, alpha=a, null=null, correction=correction,
-                   conf=conf, min_n=min_n, nboot=nboot)
+                   conf=conf, min_n=min_n, nboot=nboot, err_m=err_m)
 
     n_undef_di = int(np.isnan(di_m[iu, ju]).sum() + np.isnan(di_m[ju, iu]).sum())
     if n_undef_di:
@@ -719,8 +722,11 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
         kinds = sorted(set(how_m[iu, ju][approx_m[iu, ju]]))
         notes.append(
             f"{int(approx_m[iu, ju].sum())} of {iu.size} p-value(s) are approximate ({', '.join(kinds)}; "
-            "column p_method): the saddlepoint's relative error is ≤ 2e-3, a Monte Carlo estimate's "
-            "resolution is 1/(num_samples + 1); pass method='exact' for exact ones.")
+            f"column p_method; column p_error_bound bounds each one's relative error |p̂ − p|/p, "
+            f"largest {format_p(float(np.nanmax(np.append(err_m[iu, ju], 0.0))))}): the saddlepoint's "
+            "relative error is ≤ 2e-3, the bracketed uniform-null sum's ≤ 2e-4, a Monte Carlo "
+            "estimate's resolution is 1/(num_samples + 1); method='exact' gives exact ones where the "
+            "groups are small enough.")
     n_undef_te = int(np.isnan(te_m[iu, ju]).sum())
     if n_undef_te:
         notes.append(f"TE is undefined (FP = 0 in a group) for {n_undef_te} of {iu.size} pair(s).")
@@ -755,7 +761,7 @@ def _pvalues(cms, integer, iu, ju, *, null, method, key, num_samples, correction
     whether it is approximate."""
     k = cms.shape[0]
     if integer:
-        p_m, how_m, approx_m = sig.pairwise_pvalues(
+        p_m, how_m, approx_m, err_m = sig.pairwise_pvalues(
             cms.astype(np.int64), null=null, method=method, key=key,
             num_samples=max(num_samples, 2),
             progress=lambda it: track(it, "OFI p-values", unit="pairs"),
@@ -764,11 +770,12 @@ def _pvalues(cms, integer, iu, ju, *, null, method, key, num_samples, correction
         p_m = np.full((k, k), np.nan)
         how_m = np.full((k, k), "bootstrap interval", dtype=object)
         approx_m = np.ones((k, k), dtype=bool)
+        err_m = np.full((k, k), np.nan)
     adj = adjust_pvalues(p_m[iu, ju], correction)
     padj_m = np.ones((k, k)) if integer else np.full((k, k), np.nan)
     padj_m[iu, ju] = adj
     padj_m[ju, iu] = adj
-    return p_m, padj_m, how_m, approx_m
+    return p_m, padj_m, how_m, approx_m, err_m
 
 
 def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample_weight, beneficial_label, k):
@@ -793,11 +800,13 @@ def _intervals(key, cms, nboot, conf, conf_sim, y_true, y_pred, features, sample
 
 
 _TEST_NAMES = {"exact": "exact test", "saddlepoint": "saddlepoint approximation (relative error ≤ 2e-3)",
+               "bracketed": "bracketed exact sum (relative error ≤ 2e-4)",
+               "truncated": "exact sum over a window (relative error bound in p_error_bound)",
                "monte_carlo": "Monte Carlo test"}
 
 
 def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how_m, approx_m, lo_m, hi_m,
-           slo_m, shi_m, *, integer, alpha, null, correction, conf, min_n, nboot) -> pd.DataFrame:
+           slo_m, shi_m, *, integer, alpha, null, correction, conf, min_n, nboot, err_m=None) -> pd.DataFrame:
     """One row per unordered pair with its verdict and reading."""
     k = len(groups)
     iu, ju = np.triu_indices(k, 1)
@@ -842,6 +851,7 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
             "ci_low_simultaneous": float(slo_m[i, j]), "ci_high_simultaneous": float(shi_m[i, j]),
             "p_value": float(p_m[i, j]), "p_adjusted": float(padj_m[i, j]), "null": null,
             "p_method": how_m[i, j] if integer else "n/a (bootstrap interval)",
+            "p_error_bound": float(err_m[i, j]) if err_m is not None else float("nan"),
             "di": float(di_m[i, j]), "impact_ratio": float(ir_m[i, j]),
             "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
             **res,

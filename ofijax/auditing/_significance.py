@@ -216,11 +216,13 @@ def pairwise_ofi_test(
 
 
 def pairwise_pvalues(cms: Any, *, null: str, method: str, key: Any = None, num_samples: int = 10_000,
-                     progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`pairwise_ofi_test` with the method of every pair: ``(p, method, approximate)``, each
-    ``(k, k)``: p-values (1 on the diagonal), the method that produced each one (``"exact"``,
-    ``"saddlepoint"`` or ``"monte_carlo"``; ``""`` on the diagonal) and whether it is an
-    approximation (saddlepoint) or an estimate (Monte Carlo)."""
+                     progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`pairwise_ofi_test` with the method of every pair: ``(p, method, approximate,
+    error_bound)``, each ``(k, k)``: p-values (1 on the diagonal), the method that produced each
+    one (the engine's ``"exact"``, ``"saddlepoint"``, ``"bracketed"``, ``"truncated"``, or
+    ``"monte_carlo"``; ``""`` on the diagonal), whether it is an approximation or an estimate, and
+    the engine's bound on its relative error |p̂ − p|/p (0.0 where exact; NaN for a Monte Carlo
+    estimate, whose error is statistical: resolution 1/(num_samples + 1))."""
     c = v.check_counts(cms, "cms")
     if c.ndim != 2 or c.shape[-1] != 4:
         raise ValueError(f"cms: must have shape (k, 4); got {c.shape}.")
@@ -236,22 +238,26 @@ def pairwise_pvalues(cms: Any, *, null: str, method: str, key: Any = None, num_s
     out = np.ones((k, k))
     used = np.full((k, k), "", dtype=object)
     approx = np.zeros((k, k), dtype=bool)
+    bound = np.zeros((k, k))
     if iu.size == 0:
-        return out, used, approx
+        return out, used, approx, bound
     if method == "monte_carlo":
         vals = _monte_carlo_pvalues(v.as_key(_require_key(key)), c[iu], c[ju], null, num, progress)
         how = np.full(iu.size, "monte_carlo", dtype=object)
         rough = np.ones(iu.size, dtype=bool)
+        err = np.full(iu.size, np.nan)
     else:
         r = _dist.ofi_pvalue_cms(c[iu], c[ju], null=_null_cm(null, c[iu] + c[ju]), method=method)
         vals = np.asarray(r.p_value, np.float64)
         how = np.asarray(r.method, dtype=object).reshape(-1)
         rough = np.asarray(r.approximate, bool).reshape(-1)
+        err = np.asarray(r.error_bound, np.float64).reshape(-1)
     for (a, b) in ((iu, ju), (ju, iu)):
         out[a, b] = vals
         used[a, b] = how
         approx[a, b] = rough
-    return out, used, approx
+        bound[a, b] = err
+    return out, used, approx, bound
 
 
 def _require_key(key: Any) -> Any:

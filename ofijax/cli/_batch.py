@@ -127,9 +127,6 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
 
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha: must lie strictly between 0 and 1; got {args.alpha}.")
-    if args.method == "monte_carlo":
-        raise UserError("--method: a batch audit (several --pred columns or --score) takes auto, exact or "
-                        "saddlepoint; audit one model for Monte Carlo p-values.")
     if args.scan or args.attr:
         raise UserError("--scan: not available in a batch audit; scan the chosen candidate with `ofijax scan`.")
     df, desc, defaults = source(args)
@@ -185,13 +182,16 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
             prep["y"], sensitive_features=prep["sf"], sample_weight=prep["w"],
             beneficial_label=0 if args.harmful_label else 1, alpha=args.alpha, null=args.null,
             method=args.method, correction=args.correction, across=args.across,
+            **({"key": args.seed, "num_samples": args.samples}
+               if args.method == "monte_carlo" else {}),
             di_variant=args.di_variant, utility=args.utility, **inputs,
         )
     except (ValueError, TypeError) as exc:
         from ofijax.cli._output import as_option
 
         raise as_option(exc, {"scores": "--score", "thresholds": "--thresholds", "y_pred": "--pred",
-                              "across": "--across", "utility": "--utility"}) from None
+                              "across": "--across", "utility": "--utility",
+                              "num_samples": "--samples"}) from None
     elapsed = time.perf_counter() - t0
     sev = ba.by_severity()
     fr_ofi = pareto_frontier(ba, fairness="max_abs_ofi")
@@ -344,7 +344,7 @@ def _markdown(ba, report, sev, fr_ofi, fr_di, feasible, path, images, plot_note)
         "How to read: OFI(i, j) = B_i − B_j with B = (FP − FN)/n (unjust benefit per person); "
         "`max_abs_ofi` is the largest |OFI| over pairs, `worst_pair` where it occurs; `di_ratio` = "
         "min/max selection rate over groups (four-fifths rule: ≥ 0.8); verdicts as `ofijax audit`: "
-        "significant OFI = algorithmic bias, else DI failing four-fifths = systemic disparity.",
+        "significant OFI = algorithmic bias, else DI failing four-fifths = selection-rate disparity (no significant algorithmic bias at this sample size).",
         "", "## Candidates, most severe first", "", table(sev),
         "", f"## Pareto frontier: {s['utility']} vs max |OFI|", "", table(fr_ofi.iloc[::-1]),
         "", f"## Pareto frontier: {s['utility']} vs DI ratio", "", table(fr_di.iloc[::-1]),
