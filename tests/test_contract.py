@@ -941,7 +941,7 @@ def cli_audit(path, engine, out, *extra) -> dict:
     # absolute paths: the shared Spark session's JVM resolves relative paths against its own start
     # directory, not this test's working directory
     rc, so, se = _cli(["audit", "--data", os.path.abspath(path), "--label", "y", "--pred", "p", "--group", "g",
-                       "--engine", engine, "--out", str(out), "--no-plots", "--bootstrap", "0", *extra])
+                       "--engine", engine, "--out", str(out), "--no-plots", "--samples", "0", *extra])
     assert rc == 0, f"ofijax audit --engine {engine} on {path}: exit {rc}: {se.strip()[-400:]}"
     with open(f"{out}/report.json", encoding="utf-8") as fh:
         return json.load(fh)
@@ -1140,18 +1140,23 @@ def test_cli_missing_value_rule(tmp_path, monkeypatch, spark):
     with open("empty.csv", "w", encoding="utf-8") as fh:
         fh.write("y,p,g\n" + "".join(f"{a},{b},{'' if i == 5 else codes[c]}\n"
                                      for i, (a, b, c) in enumerate(zip(t["y"], t["p"], t["g"]))))
-    for engine in ("pandas", "stream", "spark"):
-        rc, so, se = _cli(["audit", "--data", os.path.abspath("empty.csv"), "--label", "y", "--pred", "p", "--group", "g",
-                           "--engine", engine, "--out", f"em_{engine}", "--no-plots", "--bootstrap", "0"])
-        if rc != 2 or os.path.exists(f"em_{engine}") or len(se.strip().splitlines()) != 1:
-            bad[f"empty field, {engine}"] = f"exit {rc}, report written: {os.path.exists(f'em_{engine}')}, " \
-                                            f"stderr {se.strip()[-200:]!r}"
+    frame = pd.read_csv("empty.csv", dtype={"g": str}, keep_default_na=False, na_values=[""])
+    assert frame["g"].isna().sum() == 1
+    frame.to_parquet("null.parquet", index=False)  # the empty field as a parquet null
+    for f in ("empty.csv", "null.parquet"):
+        for engine in ("pandas", "stream", "spark"):
+            out = f"em_{f}_{engine}"
+            rc, so, se = _cli(["audit", "--data", os.path.abspath(f), "--label", "y", "--pred", "p",
+                               "--group", "g", "--engine", engine, "--out", out, "--no-plots", "--samples", "0"])
+            if rc != 2 or os.path.exists(out) or len(se.strip().splitlines()) != 1:
+                bad[f"missing group value in {f}, {engine}"] = (
+                    f"exit {rc}, report written: {os.path.exists(out)}, stderr {se.strip()[-200:]!r}")
     assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
 
 
 def _scan_json(path, engine, out, *extra) -> dict:
     rc, so, se = _cli(["scan", "--data", str(path), "--label", "y", "--pred", "p", "--attr", "a", "b", "c",
-                       "--engine", engine, "--replicates", "0", "--out", str(out), *extra])
+                       "--engine", engine, "--samples", "0", "--out", str(out), *extra])
     assert rc == 0, f"ofijax scan --engine {engine}: exit {rc}: {se.strip()[-400:]}"
     with open(f"{out}/scan.json", encoding="utf-8") as fh:
         return json.load(fh)["results"]
@@ -1166,10 +1171,10 @@ def _scan_frame(t, values=ATTR_VALUES):
     return pd.DataFrame({"y": t["y"], "p": t["p"], **{c: values[c][t[c]] for c in values}})
 
 
-def test_cli_scan_contract(tmp_path, monkeypatch):
-    """``ofijax scan`` (FPR-/TPR-Scan in both engines, IJDI-Scan with --lam/--prob in the pandas
-    engine): rows permuted give the same subgroups, scores and odds, and the pandas and stream
-    engines agree. (Renamed attribute values change the fixed seed's restarts, a randomized output:
+def test_cli_scan_contract(tmp_path, monkeypatch, spark):
+    """``ofijax scan`` (FPR-/TPR-Scan in the pandas, stream and Spark engines, IJDI-Scan with
+    --lam/--prob in the pandas engine): rows permuted give the same subgroups, scores and odds, and
+    the engines agree. (Renamed attribute values change the fixed seed's restarts, a randomized output:
     covered with many restarts by test_scans_rows_names_types.)"""
     monkeypatch.chdir(tmp_path)
     t = make_table(31, 150, 2)
@@ -1185,6 +1190,8 @@ def test_cli_scan_contract(tmp_path, monkeypatch):
                 "ofijax scan --engine stream vs pandas", rtol=1e-9)
     assert_same(_scan_core(_scan_json("s2.csv", "stream", "o4"), back), base,
                 "ofijax scan --engine stream: rows permuted", rtol=1e-9)
+    assert_same(_scan_core(_scan_json(os.path.abspath("s2.csv"), "spark", "o7"), back), base,
+                "ofijax scan --engine spark: rows permuted", rtol=1e-9)
     ijdi = ("--lam", "0.5", "--prob", "prob", "--side", "negative")
     base_ijdi = _scan_core(_scan_json("s.csv", "pandas", "o5", *ijdi), back)
     assert base_ijdi, "no IJDI result"
