@@ -67,3 +67,30 @@ def test_report_json_carries_method_and_bound(tmp_path):
     rows = json.loads(json.dumps(to_jsonable(af.pairs.to_dict("records"))))
     assert {"p_method", "p_error_bound"} <= set(rows[0])
     assert any(r["p_method"] == "saddlepoint" and 0 < r["p_error_bound"] <= 2e-3 for r in rows)
+
+
+def test_few_correct_predictions_in_huge_groups_get_an_exact_window():
+    """The corner "auto" used to refuse: > 5e6 rows, nearly every prediction wrong under the null.
+    The mixture window equals the exact recurrence PMF where both exist, and the huge pair's p
+    agrees with the normal limit (z about 5.8)."""
+    from ofijax.distributions import _pvalue as P
+    from ofijax.distributions import ofi_pvalue_cms
+
+    for n, q in [(2000, (0.3, 0.69, 0.01)), (5000, (0.5, 0.499, 0.001))]:
+        off, w, _ = P._mixture_window(n, *q)
+        d = np.arange(off, off + w.size)
+        inside = (d >= -n) & (d <= n)
+        assert np.isneginf(w[~inside]).all()
+        exact = P.log_diff_pmf(n, q)[d[inside] + n]
+        bulk = exact > exact.max() - 600
+        np.testing.assert_allclose(w[inside][bulk], exact[bulk], rtol=0, atol=1e-9)
+    ci = np.array([2, 3_000_000, 2_999_995, 3])
+    cj = np.array([1, 2_990_000, 3_009_998, 1])
+    r = ofi_pvalue_cms(ci, cj)
+    assert str(r.method) == "exact" and float(r.error_bound) == 0.0
+    ni, nj = int(ci.sum()), int(cj.sum())
+    t = int(ci[2] - ci[1]) * nj - int(cj[2] - cj[1]) * ni
+    pooled = (ci + cj) / (ni + nj)
+    var_d = pooled[1] + pooled[2] - (pooled[2] - pooled[1]) ** 2
+    ref = 2 * sps.norm.sf(abs(t) / math.sqrt(var_d * (ni * nj * nj + nj * ni * ni)))
+    assert abs(math.log(float(r.p_value)) - math.log(ref)) < 0.05 * abs(math.log(ref))

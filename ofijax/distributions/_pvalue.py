@@ -33,8 +33,9 @@ no FFT and no floor. Every result carries ``error_bound``, a bound on |p̂ − p
   ⌊s(s + 2)(2s − 1)/24⌋, summed over the smaller group's x (O(n_s), for n_s ≤
   ``UNIFORM_SUM_MAX`` = 2^23; "auto" while the call's Σ n_s stays below it), p = 2 × one tail.
 * multinomial null, groups above ``EXACT_MAX_N``: exact windows of the PMF when a cell
-  probability is 0 (binomial closed forms) or errors are rare (n(a + b) ≤ ``SMALL_ERRORS`` = 200:
-  a double sum over FN + FP ≤ S_max); the mass outside the window is bounded (``"truncated"``
+  probability is 0 (binomial closed forms), errors are rare (n(a + b) ≤ ``SMALL_ERRORS`` = 200:
+  a double sum over FN + FP ≤ S_max) or correct predictions are (n c ≤ 200: a mixture over
+  C ~ Bin(n, c) of the c = 0 closed forms); the mass outside the window is bounded (``"truncated"``
   with that bound in the rare case it is not negligible against p).
 
 **Saddlepoint** (``method="saddlepoint"``, and ``"auto"`` when the exact work Σ(n_i + n_j) over
@@ -61,10 +62,10 @@ between L·min·min and L·max·max of its end values: a rigorous bracket, whose
 is returned as ``error_bound`` (≤ ~2e-4; measured errors ~1e-9).
 
 ``"exact"`` beyond the budgets above is refused by a ValueError naming ``method='auto'``.
-``"auto"`` answers every pair of group sizes up to 2^31 − 1 under every null, except one corner
-it refuses with a ValueError naming ``null``: a group of more than 5e6 rows with more than 200
-expected errors but fewer than 10 expected correct predictions (accuracy below 2e-6) under the
-null (neither its saddlepoint nor an exact window is accurate there).
+``"auto"`` answers every pair of group sizes up to 2^31 − 1 under every null. A group of more
+than 5e6 rows with few correct predictions under the null (n c ≤ ``SMALL_ERRORS``, where the
+saddlepoint, whose lattice then has nearly span 2, is not accurate) takes an exact window of the
+mixture over the number correct, C ~ Bin(n, c), of the c = 0 closed forms.
 """
 from __future__ import annotations
 
@@ -704,8 +705,9 @@ def _pmf_window(n: int, q, scale: float = 1.0):
     """(offset, log P(D = offset + i), log bound of the mass left out) of D = FP − FN, or None.
 
     Exact (to ~1e-15 relative per value) for: n ≤ EXACT_MAX_N (the full PMF), the uniform null
-    excluded (None); a zero cell probability (binomial closed forms, windowed); rare errors
-    n(a + b) ≤ SMALL_ERRORS (double sum over FN + FP ≤ S_max). None otherwise. ``scale``
+    excluded (None); a zero cell probability (binomial closed forms, windowed); few correct
+    predictions n c ≤ SMALL_ERRORS (:func:`_mixture_window`); rare errors n(a + b) ≤
+    SMALL_ERRORS (double sum over FN + FP ≤ S_max). None otherwise. ``scale``
     widens the windows (by that factor; the engine widens them while a p-value is not far above
     the mass they leave out).
     """
@@ -730,6 +732,8 @@ def _pmf_window(n: int, q, scale: float = 1.0):
         drop = np.logaddexp(_log_binom_tail_above(n, p, k1) if k1 < n else -np.inf,
                             _log_binom_tail_above(n, 1.0 - p, n - k0) if k0 > 0 else -np.inf)
         return 2 * k0 - n, out, float(drop)
+    if n * c <= SMALL_ERRORS:  # few correct: C ~ Bin(n, c); given C = k, D = 2 FP − (n − k)
+        return _mixture_window(n, a, b, c, scale)
     lam = n * (a + b)
     if lam > SMALL_ERRORS:
         return None
@@ -751,6 +755,41 @@ def _pmf_window(n: int, q, scale: float = 1.0):
     vals = _sp.logsumexp(np.where(ok, lv, -np.inf), axis=1)
     drop = _log_binom_tail_above(n, a + b, s_max)
     return -s_max, vals, drop
+
+
+def _mixture_window(n: int, a: float, b: float, c: float, scale: float = 1.0):
+    """:func:`_pmf_window` when few predictions are correct (n·c ≤ SMALL_ERRORS, a, b > 0).
+
+    The number correct C ~ Bin(n, c); given C = k the n − k errors split FP ~ Bin(n − k,
+    b/(a + b)), so D = 2 FP − (n − k) and P(D = d) = Σ_k P(C = k) P(FP = (d + n − k)/2). The
+    sum runs over k from 0 to the first k above C's mode with P(C = k) below e^-850 of the
+    mode's, each term over the FP window of :func:`_binom_range` (the same cover rule as the
+    other windows); the mass left out is bounded by the two tails and returned.
+    """
+    p = b / (a + b)
+    lam = n * c
+    hi = min(n, int(math.ceil(lam + scale * (45.0 * math.sqrt(lam) + 900.0))))
+    mode = min(n, int(math.floor((n + 1) * c)))
+    lk = _log_binomial_window(n, c, 0, hi)
+    below = np.flatnonzero((np.arange(lk.size) > mode) & (lk < lk[mode] - 850.0 * scale))
+    k_max = int(below[0]) if below.size else hi
+    k0, k1 = _binom_range(n - k_max, p, scale)
+    k1 = min(k1 + k_max, n)
+    off = 2 * k0 - n  # the smallest d: FP = k0 with k = 0
+    out = np.full(2 * (k1 - k0) + k_max + 1, -np.inf)
+    drop = -math.inf
+    for k in range(k_max + 1):
+        top = min(k1, n - k)
+        v = lk[k] + _log_binomial_window(n - k, p, k0, top)
+        start = 2 * k0 - (n - k) - off
+        seg = out[start:start + 2 * (top - k0) + 1:2]
+        np.logaddexp(seg, v, out=seg)
+        tails = np.logaddexp(
+            _log_binom_tail_above(n - k, p, top) if top < n - k else -np.inf,
+            _log_binom_tail_above(n - k, 1.0 - p, n - k - k0) if k0 > 0 else -np.inf)
+        drop = float(np.logaddexp(drop, lk[k] + tails))
+    drop = float(np.logaddexp(drop, _log_binom_tail_above(n, c, k_max)))
+    return off, out, drop
 
 
 def _log_tail_windows(wi, off_i, wj, off_j, n_i, n_j, m, full: bool = False):
@@ -952,7 +991,8 @@ def _exact_feasible(n_i, n_j, probs):
 
 def _windowable(n: int, q) -> bool:
     a, b, c = q
-    return n <= EXACT_MAX_N or min(a, b, c) <= 0.0 or n * (a + b) <= SMALL_ERRORS
+    return (n <= EXACT_MAX_N or min(a, b, c) <= 0.0 or n * (a + b) <= SMALL_ERRORS
+            or n * c <= SMALL_ERRORS)
 
 
 def engine(m, n_i, n_j, probs, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
@@ -989,7 +1029,8 @@ def engine_bounds(m, n_i, n_j, probs, method: str = "auto"):
                 f"method: the exact OFI p-value needs max(n_i, n_j) ≤ {EXACT_MAX_N:,}"
                 + (f" or min(n_i, n_j) ≤ {UNIFORM_SUM_MAX:,} under the uniform null"
                    if probs is None else
-                   ", a zero cell probability, or rare errors (n(p_FN + p_FP) ≤ "
+                   ", a zero cell probability, rare errors (n(p_FN + p_FP) ≤ "
+                   f"{SMALL_ERRORS:g}) or few correct predictions (n(p_TP + p_TN) ≤ "
                    f"{SMALL_ERRORS:g})")
                 + f" (memory and time); got n_i = {int(n_i[k]):,}, n_j = {int(n_j[k]):,}. Use "
                 "method='auto' (exact where feasible, else an approximation with its relative "
