@@ -141,6 +141,12 @@ def ref_four_fifths(ci, cj, li, lj) -> str:
     return "passes"
 
 
+def ref_impact_ratio(ci, cj) -> float:
+    """Lower selection rate over the higher (symmetric); NaN when neither group selects anyone."""
+    si, sj = frac_sel(ci), frac_sel(cj)
+    return math.nan if max(si, sj) == 0 else float(min(si, sj) / max(si, sj))
+
+
 def ref_holm(p: list[float]) -> list[float]:
     m = len(p)
     order = sorted(range(m), key=lambda i: p[i])
@@ -172,6 +178,10 @@ def _orient_four_fifths(text: str, codes: dict) -> str:
     return re.sub(r"\b([ij]) selected", lambda m: f"{codes[m.group(1)]!r} selected", str(text))
 
 
+SYMMETRIC_PAIR_COLUMNS = ("p_value", "p_adjusted", "p_across", "log10_p_value", "approximate", "p_method",
+                          "p_error_bound", "null", "impact_ratio", "verdict", "significant_across")
+
+
 def pair_view(records, back: dict, *, candidate: bool = False, directional_di: bool = True) -> dict:
     """{(candidate?, code_a, code_b) with code_a < code_b: oriented record} of a pair table.
 
@@ -185,13 +195,15 @@ def pair_view(records, back: dict, *, candidate: bool = False, directional_di: b
         swap = ci > cj
         a, b = (cj, ci) if swap else (ci, cj)
         rec = {}
-        for col in ("n_i", "n_j", "selection_rate_i", "selection_rate_j", "accuracy_i", "accuracy_j"):
+        for col in ("n_i", "n_j", "selection_rate_i", "selection_rate_j", "accuracy_i", "accuracy_j",
+                    "marginal_benefit_i", "marginal_benefit_j"):
             if col in r:
                 side = col[-1]
                 rec[col[:-1] + ({"i": "a", "j": "b"}[side] if not swap else {"i": "b", "j": "a"}[side])] = r[col]
-        if "ofi" in r:
-            rec["ofi"] = -r["ofi"] if swap else r["ofi"]
-        for col in ("p_value", "p_adjusted", "p_across", "verdict", "approximate"):
+        for col in ("ofi", "te"):  # antisymmetric
+            if col in r:
+                rec[col] = -r[col] if swap and r[col] is not None else r[col]  # None: JSON's NaN
+        for col in SYMMETRIC_PAIR_COLUMNS:
             if col in r:
                 rec[col] = r[col]
         if "four_fifths" in r:
@@ -281,6 +293,9 @@ def check_references(view: dict, t: dict, k: int, *, holm: bool = True):
                 f"DI({a}, {b}) = {got}, Fraction reference {want}"
     pairs = view["pairs"]
     for (a, b), rec in pairs.items():
+        if "impact_ratio" in rec:
+            assert _same(rec["impact_ratio"], ref_impact_ratio(ref[a], ref[b])), (
+                f"impact ratio of ({a}, {b}): {rec['impact_ratio']!r} vs {ref_impact_ratio(ref[a], ref[b])!r}")
         assert rec["four_fifths"] == ref_four_fifths(ref[a], ref[b], a, b), (
             f"four-fifths of ({a}, {b}): {rec['four_fifths']!r}; selection rates "
             f"{frac_sel(ref[a])}, {frac_sel(ref[b])}")
@@ -560,6 +575,8 @@ def check_batch_references(pairs: pd.DataFrame, cms_of: dict, back: dict):
         assert (math.isnan(r["di"]) and math.isnan(want)) or math.isclose(r["di"], want, rel_tol=RTOL), (
             f"batch DI {r['di']!r} vs Fraction {want!r}")
         assert _orient_four_fifths(r["four_fifths"], {"i": ci, "j": cj}) == ref_four_fifths(a, b, ci, cj)
+        if "impact_ratio" in r:
+            assert _same(r["impact_ratio"], ref_impact_ratio(a, b)), (r["impact_ratio"], ref_impact_ratio(a, b))
 
 
 @SETTINGS
