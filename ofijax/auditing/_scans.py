@@ -60,6 +60,22 @@ def _check_top_k(top_k: Any, name: str = "top_k") -> int:
     return int(top_k)
 
 
+class _NoSubgroup:
+    """The result of a scan with no rows of its class: no subgroup, score 0 (as a scan reports)."""
+
+    subset: dict = {}
+    score = 0.0
+    q = 1.0
+    p_value = math.nan
+    expected_rate = math.nan
+    unbounded = False
+    converged = True
+    description = "no subgroup detected: no rows of the scanned class"
+
+
+_NONE = _NoSubgroup()
+
+
 def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_harm: np.ndarray,
           earlier: np.ndarray, *, klass: str, what: str, lam_txt: str, n_rep: int) -> dict:
     """One subgroup found by a scan (find ``j`` of ``k``), in words; ``earlier``: rows of finds 1..j."""
@@ -194,6 +210,19 @@ def run_scans(
     out = {}
     for (name, sd), k in zip(track(runs, "scans", unit="scans"), keys):
         top_kw = {"top_k": k_top} if k_top > 1 else {}  # k = 1: the plain scan, plain p-value
+        scanned = y_harm == (0 if sd == "negative" else 1)
+        klass, what = _SCANS["fpr_scan" if sd == "negative" else "tpr_scan"][1:]
+        lam_txt = f" (IJDI-Scan, lambda = {lam:g}: beyond what the raised true risk justifies)" if name.startswith("ijdi") else ""
+        if not scanned.any():  # every row in the other class: nothing to scan, no subgroup
+            f = _find(_NONE, 0, k_top, data, scanned, yhat_harm, np.zeros(len(data), bool),
+                      klass=klass, what=what, lam_txt=lam_txt, n_rep=n_rep)
+            f.pop("rows")
+            f["description"] += " (no one has it)"
+            out[name] = {"side": sd, **{key_: f[key_] for key_ in (
+                "subgroup", "size", "scanned_size", "rate", "rate_rest", "score", "q", "p_value")},
+                "num_samples": n_rep, "converged": True, "description": f["description"],
+                "top_k": k_top, "top": [f]}
+            continue
         if name.startswith("ijdi"):
             fn = scan_mod.ijdi_scan
             r = fn(data, yt, yp, p_in, lam=lam, side=sd, key=k, beneficial_label=int(beneficial_label),
@@ -202,9 +231,6 @@ def run_scans(
             fn = getattr(scan_mod, name)
             r = fn(data, yt, yp, key=k, beneficial_label=int(beneficial_label), **_draws_kw(fn, n_rep),
                    **top_kw)
-        scanned = y_harm == (0 if sd == "negative" else 1)
-        klass, what = _SCANS["fpr_scan" if sd == "negative" else "tpr_scan"][1:]
-        lam_txt = f" (IJDI-Scan, lambda = {lam:g}: beyond what the raised true risk justifies)" if name.startswith("ijdi") else ""
         earlier = np.zeros(len(data), dtype=bool)
         top = []
         for j, rj in enumerate(r.top or (r,)):

@@ -37,6 +37,8 @@ __all__ = [
     "CODE_NONE",
     "mean_over",
     "trivial_out",
+    "uniform_outcomes",
+    "no_subgroup_if",
     "clamped_scan",
     "rate_procedure",
     "bias_procedure",
@@ -108,6 +110,31 @@ def trivial_out(r, state: AlgState) -> ProcedureOut:
                         r.converged, jnp.asarray(1), state, one(code), one(r.score),
                         jnp.full(1, jnp.nan, r.score.dtype), one(r.mask), one(r.listed),
                         one(r.converged))
+
+
+def uniform_outcomes(y, valid):
+    """True when every valid row has the same outcome (all 0 or all 1; also when none is valid):
+    no subgroup's rate can then differ from the others', whatever a clamped null rate says."""
+    pos = jnp.sum(jnp.where(valid, y, 0) > 0)
+    return (pos == 0) | (pos == jnp.sum(valid))
+
+
+def no_subgroup_if(flag, out: ProcedureOut) -> ProcedureOut:
+    """``out`` where ``flag`` is False; otherwise "no subgroup": score 0, q = 1 (log q 0), one
+    history entry coded :data:`CODE_NONE`, converged. (A select: the same values bit for bit where
+    ``flag`` is False.)"""
+    first = jnp.arange(out.codes.shape[0]) == 0
+    return out._replace(
+        score=jnp.where(flag, jnp.zeros_like(out.score), out.score),
+        log_q=jnp.where(flag, jnp.zeros_like(out.log_q), out.log_q),
+        converged=jnp.where(flag, True, out.converged),
+        num_scans=jnp.where(flag, jnp.ones_like(out.num_scans), out.num_scans),
+        codes=jnp.where(flag, jnp.where(first, CODE_NONE, CODE_UNSEEN).astype(out.codes.dtype),
+                        out.codes),
+        scores=jnp.where(flag, jnp.where(first, 0.0, jnp.nan).astype(out.scores.dtype),
+                         out.scores),
+        scan_converged=jnp.where(flag, True, out.scan_converged),
+    )
 
 
 def clamped_scan(key, problem: Problem, p_scan, Y, row_cell, basis: Basis, params: Params,

@@ -63,7 +63,9 @@ from ._procedures import (
     bias_procedure,
     clamped_scan,
     make_params,
+    no_subgroup_if,
     rate_procedure,
+    uniform_outcomes,
 )
 
 __all__ = [
@@ -190,14 +192,20 @@ def _pad_rows(y, p, row_cell, n_pad: int, num_cells: int):
 
 
 def procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params):
-    """Run the procedure ``spec.kind`` names ("bias", "rate" or "ijdi") once on padded rows."""
+    """Run the procedure ``spec.kind`` names ("bias", "rate" or "ijdi") once on padded rows.
+
+    FPR-/TPR-/IJDI-Scan of uniform predictions (every scanned row's outcome the same, all 0 or
+    all 1) detect nothing: no subgroup's rate differs from the rest's, so the result is "no
+    subgroup" with score 0 (:func:`no_subgroup_if`), not the artefact of the clamped null rate
+    (p̄_b = 1 − ε scored every row at ~5e-5 with q = 1e6)."""
     if spec.kind == "ijdi":
-        return algorithm1(key, y, p, valid, row_cell, problem, basis, params,
-                          history=spec.history, num_restarts=spec.num_restarts,
-                          max_steps=spec.max_steps)
+        return no_subgroup_if(uniform_outcomes(y, valid), algorithm1(
+            key, y, p, valid, row_cell, problem, basis, params, history=spec.history,
+            num_restarts=spec.num_restarts, max_steps=spec.max_steps))
     if spec.kind == "rate":
-        return rate_procedure(key, y, p, valid, row_cell, problem, spec.t_bounds, params,
-                              num_restarts=spec.num_restarts, max_steps=spec.max_steps)
+        return no_subgroup_if(uniform_outcomes(y, valid), rate_procedure(
+            key, y, p, valid, row_cell, problem, spec.t_bounds, params,
+            num_restarts=spec.num_restarts, max_steps=spec.max_steps))
     return bias_procedure(key, y, p, valid, row_cell, problem, basis, params,
                           num_restarts=spec.num_restarts, max_steps=spec.max_steps)
 
