@@ -25,6 +25,7 @@ from ofijax.auditing import OFIBootstrap as OFIBootstrap
 from ofijax.auditing import OFITest as OFITest
 from ofijax.auditing import audit as audit
 from ofijax.auditing import audit_batch as audit_batch
+from ofijax.auditing import impact_ratios as impact_ratios
 from ofijax.auditing import ofi_bootstrap as ofi_bootstrap
 from ofijax.auditing import ofi_test as ofi_test
 from ofijax.auditing import pairwise_ofi_test as pairwise_ofi_test
@@ -114,6 +115,7 @@ __all__ = [
     "OFIBootstrap",
     # batch audits
     "audit_batch",
+    "impact_ratios",
     "BatchAudit",
     "pareto_frontier",
     "select_candidates",

@@ -25,6 +25,8 @@ from ofijax.auditing._groups import MAX_GROUPS as MAX_GROUPS
 from ofijax.auditing._groups import MAX_LEVELS as MAX_LEVELS
 from ofijax.auditing._groups import bin_features as bin_features
 from ofijax.auditing._groups import check_group_count as check_group_count
+from ofijax.auditing._impact import MIN_SHARE as MIN_SHARE
+from ofijax.auditing._impact import impact_ratios as impact_ratios
 from ofijax.auditing._plots import write_heatmaps as write_heatmaps
 from ofijax.auditing._report import HOW_TO_READ as HOW_TO_READ
 from ofijax.auditing._report import format_p as format_p
@@ -76,6 +78,9 @@ __all__ = [
     "to_jsonable",
     "write_heatmaps",
     "run_scans",
+    # regulator-style impact-ratio tables (no label needed)
+    "impact_ratios",
+    "MIN_SHARE",
     # batch audits (many candidates at once)
     "BatchAudit",
     "audit_batch",
