@@ -232,8 +232,8 @@ def test_bins_and_high_cardinality_columns():
     assert len(edges) == 5 and edges[0] == cont["income"].min() and edges[-1] == cont["income"].max()
     np.testing.assert_allclose(edges, np.quantile(cont["income"], np.linspace(0, 1, 5)))
     # named bins: the labels are the intervals, in order
-    r2 = score_subset(cont, y, p, {"income": [f"[{edges[0]:.6g}, {edges[1]:.6g})"]}, bins=4)
-    assert r2.size == int((cont["income"] < edges[1]).sum())
+    r2 = score_subset(cont, y, p, {"income": [f"[{edges[0]:.6g}, {edges[1]:.6g}]"]}, bins=4)
+    assert r2.size == int((cont["income"] <= edges[1]).sum())  # the one rule: (a, b], first [a, b]
     with pytest.raises(ValueError, match="^bins:"):
         bias_scan(cont, y, p, bins=1)
     with pytest.raises(ValueError, match="^bins: column 'sex' is not numeric"):

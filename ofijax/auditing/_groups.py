@@ -8,13 +8,13 @@ with ``bins``, cuts it into quantile bins (or at given edges) whose edges are re
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ofijax import _validation as v
+from ofijax.scan import bin_codes, bin_labels
 
 __all__ = ["MAX_GROUPS", "MAX_LEVELS", "bin_features", "check_group_count"]
 
@@ -78,16 +78,16 @@ def _edges_for(values: np.ndarray, spec: Any, name: str) -> np.ndarray:
 
 
 def _cut(col: Any, edges: np.ndarray) -> Any:
+    """The bins of ``col`` under the one binning rule of ofijax (:data:`ofijax.scan.BIN_RULE`:
+    ``(e_j, e_{j+1}]``, the first bin ``[e_0, e_1]``; the scans' ``bins=`` cut the same way),
+    labelled ``"1: [17, 35]"``, ``"2: (35, 55]"``, ... (the number keeps the bins in order when
+    labels are sorted; distinct edges get distinct labels)."""
     m = edges.size - 1
     w = len(str(m))
-    fmt = "g" if len({f"{e:g}" for e in edges}) == edges.size else ".6g"  # edges too close for %g
-    # "1: [17, 35]", "2: (35, 55]", ...: the number keeps the bins in order when labels are sorted
-    labels = [f"{i + 1:0{w}d}: " + ("[" if i == 0 else "(") + f"{edges[i]:{fmt}}, {edges[i + 1]:{fmt}}]"
-              for i in range(m)]
+    labels = [f"{i + 1:0{w}d}: {text}" for i, text in enumerate(bin_labels(edges))]
     num = pd.to_numeric(pd.Series(np.asarray(col)), errors="coerce").to_numpy(dtype=np.float64)
-    codes = pd.cut(num, edges, labels=False, include_lowest=True, right=True)
-    out = np.asarray([labels[int(c)] if not (isinstance(c, float) and math.isnan(c)) else None for c in codes],
-                     dtype=object)
+    codes = bin_codes(num, edges)
+    out = np.asarray([labels[c] if c >= 0 else None for c in codes.tolist()], dtype=object)
     if isinstance(col, pd.Series):
         return pd.Series(out, index=col.index, name=col.name)
     return out

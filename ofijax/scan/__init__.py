@@ -10,6 +10,9 @@ Public API:
 * :class:`ScanResult` — the one result type (``IJDIResult`` is the same type); each result says in
   words which rate is raised for which rows.
 * :func:`estimate_true_probabilities`, :func:`lambda_from_costs` — IJDI-Scan's inputs.
+* :func:`bin_codes`, :func:`bin_labels`, :data:`BIN_RULE` — the one binning rule of ofijax
+  (``bins=`` of the scans and audits, ``--bins`` of the CLI): ``(e_j, e_{j+1}]``, the first bin
+  ``[e_0, e_1]``.
 
 The array-level engine (for randomization tests and new procedures) is documented in
 ``ofijax.scan._engine``.
@@ -39,3 +42,8 @@ __all__ = [
 from ._cells import CellScan, chebyshev_cell_features, scan_cells  # noqa: E402
 
 __all__ += ["CellScan", "scan_cells", "chebyshev_cell_features"]
+
+# The one binning rule (issue 43): scans' bins=, auditing.bin_features and the CLI's --bins
+from ._encode import BIN_RULE, bin_codes, bin_labels  # noqa: E402
+
+__all__ += ["BIN_RULE", "bin_codes", "bin_labels"]

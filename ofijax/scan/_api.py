@@ -556,7 +556,8 @@ def score_subset(
 
     ``subset`` maps column → allowed values (a scalar means one value); unlisted columns are
     unconstrained; every listed value counts toward the penalty (also when all values are listed).
-    With ``bins=``, name the bins by their labels (``"[18, 25)"``), as in ``result.bins``.
+    With ``bins=``, name the bins by their labels (``"[18, 25]"``, ``"(25, 40]"``: the one
+    binning rule, :data:`~ofijax.scan.BIN_RULE`), as ``result.bins`` gives their edges.
 
     Examples:
       >>> import numpy as np, pandas as pd

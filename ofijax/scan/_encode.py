@@ -20,6 +20,9 @@ __all__ = [
     "to_frame",
     "check_unique_columns",
     "bin_columns",
+    "bin_codes",
+    "bin_labels",
+    "BIN_RULE",
     "DEFAULT_MAX_VALUES",
 ]
 
@@ -172,8 +175,51 @@ def _is_numeric(col: pd.Series) -> bool:
             and not isinstance(col.dtype, pd.CategoricalDtype))
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
+#: The one binning rule of ofijax (scans' ``bins=``, :func:`ofijax.auditing.bin_features`, the
+#: CLI's ``--bins`` on every engine): bins closed on the right, ``(e_j, e_{j+1}]``, the first also
+#: closed on the left, ``[e_0, e_1]`` — pandas.cut's ``right=True, include_lowest=True``. A value on
+#: an inner edge belongs to the lower bin.
+BIN_RULE = "(e_j, e_j+1], the first bin [e_0, e_1]"
+
+
+def bin_codes(values, edges) -> np.ndarray:
+    """The bin of each value under :data:`BIN_RULE`: ``j`` with ``e_j < x ≤ e_{j+1}`` (``x = e_0``:
+    bin 0); ``-1`` for a value outside ``[e_0, e_K]`` or NaN. Edges: increasing (a repeated
+    single edge ``[e, e]``: one bin holding ``e``).
+
+    >>> bin_codes([18, 25, 26, 40, 60], [18, 25, 40, 60]).tolist()
+    [0, 0, 1, 1, 2]
+    """
+    x = np.asarray(values, dtype=np.float64)
+    e = np.asarray(edges, dtype=np.float64)
+    codes = np.searchsorted(e[1:-1], x, side="left").astype(np.int64)
+    codes[~((x >= e[0]) & (x <= e[-1]))] = -1
+    return codes
+
+
+def _edge_texts(edges) -> list:
+    """The edges as short texts, distinct for distinct edges: 6 significant digits, more where
+    two edges would print alike (up to the 17 of a float64, which tell any two apart)."""
+    e = np.asarray(edges, dtype=np.float64)
+    distinct = np.unique(e).size
+    for digits in range(6, 18):
+        texts = [f"{x:.{digits}g}" for x in e]
+        if len(set(texts)) == distinct:
+            return texts
+    return [repr(float(x)) for x in e]
+
+
+def bin_labels(edges) -> list:
+    """Labels of the bins of ``edges`` under :data:`BIN_RULE`: ``"[18, 25]"``, ``"(25, 40]"``, ...;
+    distinct edges always get distinct labels (more digits where 6 print alike).
+
+    >>> bin_labels([18, 25, 40])
+    ['[18, 25]', '(25, 40]']
+    >>> bin_labels([1, 1.0000005, 1.000001])
+    ['[1, 1.0000005]', '(1.0000005, 1.000001]']
+    """
+    t = _edge_texts(edges)
+    return [("[" if j == 0 else "(") + f"{t[j]}, {t[j + 1]}]" for j in range(len(t) - 1)]
 
 
 def _quantile_bins(col: pd.Series, name: Any, spec: Any) -> tuple[pd.Series, tuple]:
@@ -208,10 +254,8 @@ def _quantile_bins(col: pd.Series, name: Any, spec: Any) -> tuple[pd.Series, tup
             )
     if edges.size < 2:  # a constant column
         edges = np.array([edges[0], edges[0]])
-    inner = edges[1:-1]
-    codes = np.searchsorted(inner, vals, side="right")  # [e_j, e_{j+1}); last bin closed
-    labels = [f"[{_fmt(edges[j])}, {_fmt(edges[j + 1])})" for j in range(edges.size - 1)]
-    labels[-1] = labels[-1][:-1] + "]"
+    codes = bin_codes(vals, edges)  # the one rule: (e_j, e_{j+1}], the first bin [e_0, e_1]
+    labels = bin_labels(edges)
     cat = pd.Categorical.from_codes(codes, categories=pd.Index(labels), ordered=True)
     return pd.Series(cat, index=col.index, name=col.name), tuple(float(e) for e in edges)
 
@@ -222,15 +266,15 @@ def bin_columns(frame: pd.DataFrame, bins: Any = None,
 
     A column needs binning when it holds non-integer floats or more than ``max_values`` distinct
     values (``None``: no limit). ``bins`` is ``None`` (refuse such columns), an int k ≥ 2 (quantile
-    bins ``[e_j, e_{j+1})`` at the k-quantiles, duplicate edges merged, for every numeric column
-    that needs binning) or a dict ``{column: k or increasing edges}`` (bin exactly those columns;
+    bins ``(e_j, e_{j+1}]``, the first ``[e_0, e_1]`` (:data:`BIN_RULE`), at the k-quantiles,
+    duplicate edges merged, for every numeric column that needs binning) or a dict ``{column: k or increasing edges}`` (bin exactly those columns;
     the others follow the rule). Returns ``(frame, {column: edges})``.
 
     Examples:
       >>> import pandas as pd
       >>> f, edges = bin_columns(pd.DataFrame({"age": [18, 20, 30, 40, 50, 60, 70, 80]}), {"age": 2})
       >>> f["age"].tolist(), edges
-      (['[18, 45)', '[18, 45)', '[18, 45)', '[18, 45)', '[45, 80]', '[45, 80]', '[45, 80]', '[45, 80]'], {'age': (18.0, 45.0, 80.0)})
+      (['[18, 45]', '[18, 45]', '[18, 45]', '[18, 45]', '(45, 80]', '(45, 80]', '(45, 80]', '(45, 80]'], {'age': (18.0, 45.0, 80.0)})
     """
     if max_values is not None and (isinstance(max_values, bool) or not isinstance(
             max_values, int | np.integer) or max_values < 2):
