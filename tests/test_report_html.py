@@ -140,3 +140,59 @@ def test_bad_input_one_error_naming_the_argument():
         ofijax.impact_ratios([1, 0], ["a", "b"], min_share=2)
     with pytest.raises(ValueError, match="^sensitive_features"):
         ofijax.impact_ratios("p", "g")
+
+
+# ------------------------------------------------------------------------------------------------
+# detectable_ofi
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_i,n_j,p", [(300, 300, (0.4, 0.1, 0.1, 0.4)), (200, 500, (0.5, 0.15, 0.05, 0.3))])
+def test_detectable_ofi_has_80_percent_power_by_monte_carlo(n_i, n_j, p):
+    """Draw pairs whose true OFI is the stated detectable effect; the audit's own exact test
+    (pooled null) rejects at alpha = 0.05 in about 80% of them."""
+    from ofijax.distributions import ofi_pvalue_cms
+
+    p = np.asarray(p)
+    null_i, null_j = np.rint(p * n_i).astype(int), np.rint(p * n_j).astype(int)
+    delta = float(ofijax.auditing._verdicts.detectable_ofi(null_i, null_j, 0.05))
+    # independent formula: Var(FP - FN) = n[(pFP + pFN) - (pFP - pFN)^2] per group (ofi_notes §8)
+    q = (null_i + null_j) / (n_i + n_j)
+    var = ((q[2] + q[1]) - (q[2] - q[1]) ** 2) * (1 / n_i + 1 / n_j)
+    assert delta == pytest.approx((scipy.stats.norm.ppf(0.975) + scipy.stats.norm.ppf(0.8)) * math.sqrt(var))
+    # alternative: move delta/2 of the mass between FN and FP in each group, in opposite ways,
+    # keeping the pooled error rates (B_i - B_j = delta in expectation)
+    wi = n_j / (n_i + n_j)
+    shift_i, shift_j = delta * wi / 2, -delta * (1 - wi) / 2
+    pi = p + np.array([0, -shift_i, shift_i, 0])
+    pj = p + np.array([0, -shift_j, shift_j, 0])
+    rng = np.random.default_rng(7)
+    m = 600
+    ci, cj = rng.multinomial(n_i, pi, size=m), rng.multinomial(n_j, pj, size=m)
+    assert np.mean((ci[:, 2] - ci[:, 1]) / n_i - (cj[:, 2] - cj[:, 1]) / n_j) == pytest.approx(delta, abs=0.01)
+    pv = np.asarray(ofi_pvalue_cms(ci, cj, null="pooled").p_value)
+    power = float(np.mean(pv < 0.05))
+    assert abs(power - 0.8) < 0.06, power
+
+
+def test_detectable_in_pairs_and_verdict_wording():
+    df = ofijax.datasets.load_compas("violent", filtered=True)
+    af = ofijax.audit(0, "label_not_recid", "pred_low_risk", sensitive_features="race", data=df, num_samples=0)
+    p = af.pairs
+    assert {"detectable_ofi", "detectable_method"} <= set(p.columns)
+    assert p["detectable_method"].str.contains("pooled null's cell probabilities").all()
+    ne = p[p["verdict"] == "no evidence"].iloc[0]
+    assert f"no significant algorithmic bias; this test would detect |OFI| >= {ne['detectable_ofi']:.3f}" in ne["reading"]
+    sr = p[p["verdict"] == "selection-rate disparity"].iloc[0]
+    assert f"this test would detect |OFI| >= {sr['detectable_ofi']:.3f}" in sr["reading"]
+    bias = p[p["verdict"] == "algorithmic bias"].iloc[0]
+    assert "would detect" not in bias["reading"]
+    # larger groups detect smaller effects; the value does not depend on which group is i
+    from ofijax.auditing._verdicts import detectable_ofi
+
+    a, b = np.array([40, 10, 12, 38]), np.array([30, 5, 9, 56])
+    assert detectable_ofi(a, b, 0.05) == detectable_ofi(b, a, 0.05)
+    assert detectable_ofi(10 * a, 10 * b, 0.05) < detectable_ofi(a, b, 0.05)
+    uni = detectable_ofi(a, b, 0.05, null="uniform")
+    z = scipy.stats.norm.ppf(0.975) + scipy.stats.norm.ppf(0.8)
+    assert uni == pytest.approx(z * math.sqrt(104 / 1000 + 104 / 1000))

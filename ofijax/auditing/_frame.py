@@ -48,9 +48,11 @@ from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
 from ofijax.auditing._report import format_p, group_label, render_report, to_jsonable
 from ofijax.auditing._scans import run_scans
 from ofijax.auditing._verdicts import (
+    DETECTABLE_POWER,
     VERDICT_RENAMES,
     VERDICTS,
     adjust_pvalues,
+    detectable_ofi,
     format_number,
     pair_verdict,
 )
@@ -815,8 +817,12 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
     n = cms.sum(1)
     corr = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "no multiplicity correction"}[correction]
     four = {1.0: "fails: j selected less", -1.0: "fails: i selected less", 0.0: "passes"}
+    detect = detectable_ofi(cms[iu], cms[ju], alpha, null=null)
+    detect_how = (f"{100 * DETECTABLE_POWER:.0f}% power at alpha = {alpha:g} unadjusted; normal approximation "
+                  + ("under the uniform null's variance" if null == "uniform"
+                     else "under the pooled null's cell probabilities"))
     rows = []
-    for i, j in zip(iu.tolist(), ju.tolist()):
+    for pos, (i, j) in enumerate(zip(iu.tolist(), ju.tolist())):
         gi, gj = group_label(groups[i]), group_label(groups[j])
         o = float(ofi_m[i, j])
         test_name = _TEST_NAMES.get(how_m[i, j], str(how_m[i, j]))
@@ -841,6 +847,7 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
             gi, gj, n_i=float(n[i]), n_j=float(n[j]), b_i=float(sel[i]), b_j=float(sel[j]),
             mb_i=float(mb[i]), mb_j=float(mb[j]), ofi=o, di_ij=float(di_m[i, j]), di_ji=float(di_m[j, i]),
             four_fifths=float(ff[i, j]), significant=significant, evidence=evidence, min_size=min_n,
+            detectable=float(detect[pos]), detectable_how=detect_how,
         )
         ffv = float(ff[i, j])
         rows.append({
@@ -854,6 +861,7 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
             "p_error_bound": float(err_m[i, j]) if err_m is not None else float("nan"),
             "di": float(di_m[i, j]), "impact_ratio": float(ir_m[i, j]),
             "four_fifths": four.get(ffv, "undefined"), "te": float(te_m[i, j]),
+            "detectable_ofi": float(detect[pos]), "detectable_method": detect_how,
             **res,
         })
     pairs = pd.DataFrame(rows)

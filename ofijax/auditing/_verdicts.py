@@ -29,8 +29,11 @@ import numpy as np
 
 from ofijax.auditing import _significance as sig
 
-__all__ = ["VERDICTS", "VERDICT_RENAMES", "adjust_pvalues", "format_number", "min_group_size",
-           "pair_verdict", "severity_order"]
+__all__ = ["VERDICTS", "VERDICT_RENAMES", "DETECTABLE_POWER", "adjust_pvalues", "detectable_ofi",
+           "format_number", "min_group_size", "pair_verdict", "severity_order"]
+
+#: The power at which :func:`detectable_ofi` states the smallest detectable |OFI|.
+DETECTABLE_POWER = 0.8
 
 #: The verdicts, most severe first.
 VERDICTS = ("algorithmic bias", "selection-rate disparity", "too small to judge", "no evidence")
@@ -57,6 +60,41 @@ def min_group_size(alpha: float) -> int:
     while 2.0 / math.comb(n + 3, 3) >= a:
         n += 1
     return n
+
+
+def detectable_ofi(cm_i: Any, cm_j: Any, alpha: float, *, null: str = "pooled",
+                   power: float = DETECTABLE_POWER) -> np.ndarray:
+    r"""The smallest |OFI| a two-sided level-``alpha`` test of OFI(i, j) = 0 detects with ``power``
+    (normal approximation), at these group sizes.
+
+    δ = (z_{1−α/2} + z_{power}) · σ₀, with σ₀ the sd of OFI = B_i − B_j under the null:
+
+    * ``"pooled"``: both groups' cells drawn with the pooled probabilities p = (cm_i + cm_j)/(n_i + n_j);
+      Var(B) = [(p_FP + p_FN) − (p_FP − p_FN)²]/n per group, σ₀² = that bracket · (1/n_i + 1/n_j);
+    * ``"uniform"``: every confusion matrix of M(n) equally likely, Var(B) = (n + 4)/(10 n)
+      (OFI paper, Cor. D.4 corrected), σ₀² = Var(B_i) + Var(B_j).
+
+    The alternative keeps σ₀ (a local alternative); capped at 2, the range of OFI. Batched over
+    the leading axes; float64.
+
+    >>> from ofijax.auditing._verdicts import detectable_ofi
+    >>> round(float(detectable_ofi([40, 10, 10, 40], [40, 10, 10, 40], 0.05)), 4)
+    0.1772
+    """
+    from statistics import NormalDist
+
+    ci = np.asarray(cm_i, dtype=np.float64)
+    cj = np.asarray(cm_j, dtype=np.float64)
+    ni, nj = ci.sum(-1), cj.sum(-1)
+    z = NormalDist().inv_cdf(1.0 - float(alpha) / 2.0) + NormalDist().inv_cdf(float(power))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if null == "uniform":
+            var = (ni + 4.0) / (10.0 * ni) + (nj + 4.0) / (10.0 * nj)
+        else:
+            pooled = (ci + cj) / (ni + nj)[..., None]
+            pfn, pfp = pooled[..., 1], pooled[..., 2]
+            var = ((pfp + pfn) - (pfp - pfn) ** 2) * (1.0 / ni + 1.0 / nj)
+        return np.minimum(z * np.sqrt(var), 2.0)
 
 
 def adjust_pvalues(p_values: Any, correction: str) -> np.ndarray:
@@ -133,6 +171,8 @@ def pair_verdict(
     significant: bool,
     evidence: str,
     min_size: int,
+    detectable: float | None = None,
+    detectable_how: str = "",
 ) -> dict:
     """The verdict of one pair and its reading in plain words.
 
@@ -149,12 +189,19 @@ def pair_verdict(
         significant: whether the test (or, without p-values, the interval) finds OFI ≠ 0.
         evidence: the numbers behind it, e.g. ``"p = 0.003, Holm-adjusted; exact test, pooled null"``.
         min_size: the minimum-evidence group size.
+        detectable: the smallest |OFI| the pair's test detects with 80% power at its unadjusted
+            alpha (:func:`detectable_ofi`); a verdict without significance states it.
+        detectable_how: how ``detectable`` was computed, in words (shown in brackets).
 
     Returns:
         dict with ``verdict``, ``favoured``, ``disadvantaged`` (None when there is none) and
         ``reading`` (one paragraph).
     """
     small = [(g, n) for g, n in ((gi, n_i), (gj, n_j)) if n < min_size]
+    could = ""
+    if detectable is not None and not math.isnan(detectable):
+        could = (f"; no significant algorithmic bias; this test would detect |OFI| >= {detectable:.3f}"
+                 + (f" ({detectable_how})" if detectable_how else ""))
     ff_fails = not math.isnan(four_fifths) and four_fifths != 0
     if ff_fails:
         lo, hi, blo, bhi, dlo = (gj, gi, b_j, b_i, di_ji) if four_fifths > 0 else (gi, gj, b_i, b_j, di_ij)
@@ -192,9 +239,10 @@ def pair_verdict(
     if ff_fails:
         text = (f"{gi} vs {gj}: selection-rate disparity against {lo} (DI fails) — {di_text}; no "
                 f"significant algorithmic bias: B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not significant "
-                f"({evidence}). That is no evidence, at this sample size, that the model's errors cause "
-                "the gap (it is not proof that they do not); different base rates would read the same way.")
+                f"({evidence}){could.replace('; no significant algorithmic bias', '')}. That is no evidence, "
+                "at this sample size, that the model's errors cause the gap (it is not proof that they do "
+                "not); different base rates would read the same way.")
         return {"verdict": VERDICTS[1], "favoured": hi, "disadvantaged": lo, "reading": text}
     text = (f"{gi} vs {gj}: no evidence of bias — B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not "
-            f"significant ({evidence}); {di_text}.")
+            f"significant ({evidence}){could}; {di_text}.")
     return {"verdict": "no evidence", "favoured": None, "disadvantaged": None, "reading": text}
