@@ -468,6 +468,21 @@ def test_audit_orientation_weights_and_columns(t, w_seed):
                 base, "groups as a two-column frame")
 
 
+@settings(SETTINGS, max_examples=4)
+@given(t=TABLES, perm_seed=st.integers(0, 2**32 - 1))
+def test_audit_binned_feature_rows_permuted(t, perm_seed):
+    """A continuous sensitive feature cut by ``bins=3``: the bins (quantiles of the data) and every
+    number are the same for the rows in another order or in a pandas frame with another index."""
+    x = np.round(t["prob"] * 100, 1)
+    af = run_audit(t["y"], t["p"], pd.DataFrame({"x": x}), bins=3)
+    back = {g: i for i, g in enumerate(af.groups)}
+    base = audit_view(af, back)
+    perm = np.random.default_rng(perm_seed).permutation(len(x))
+    af2 = run_audit(t["y"][perm], t["p"][perm], pd.DataFrame({"x": x[perm]}, index=perm + 7), bins=3)
+    assert af2.settings["bins"] == af.settings["bins"]
+    assert_same(audit_view(af2, back), base, "bins=3, rows permuted")
+
+
 def _gcm_dict(r) -> dict:
     return {g: tuple(int(x) for x in c) for g, c in zip(r.groups, np.asarray(r.cms))}
 
@@ -704,6 +719,14 @@ def test_collect_and_audit_counts_contract(kind, t, polars, perm_seed):
     assert got_counts == brute_counts(t["y"], t["p"], t["g"])
     af = stats.audit_counts(0, counts, num_samples=0, min_group_size=1)
     assert_same(audit_view(af, back), base, f"collect + audit_counts, groups as {kind}")
+    # the same rows as batches (an iterable of frames), and as two collects merged
+    cut = len(df) // 3
+    parts = [df[:cut], df[cut:]]
+    for how, c in (("batches", stats.collect(iter(parts), label="y", pred="p", group="g").counts),
+                   ("merged", stats.collect(parts[1], label="y", pred="p", group="g").counts.merge(
+                       stats.collect(parts[0], label="y", pred="p", group="g").counts))):
+        got = {_back_lookup(back, lab): tuple(int(x) for x in cm) for lab, cm in zip(c.groups, np.asarray(c.cms))}
+        assert got == got_counts, f"collect of {how} ({kind})"
 
 
 # ---------------------------------------------------------------------------------------------
