@@ -3,7 +3,6 @@ the global optimum where the space is enumerable."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest

@@ -77,8 +77,12 @@ _NONE = _NoSubgroup()
 
 
 def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_harm: np.ndarray,
-          earlier: np.ndarray, *, klass: str, what: str, lam_txt: str, n_rep: int) -> dict:
-    """One subgroup found by a scan (find ``j`` of ``k``), in words; ``earlier``: rows of finds 1..j."""
+          earlier: np.ndarray, *, klass: str, what: str, lam_txt: str, n_rep: int,
+          weight: np.ndarray | None = None) -> dict:
+    """One subgroup found by a scan (find ``j`` of ``k``), in words; ``earlier``: rows of finds 1..j.
+
+    The units are rows (``weight`` None) or cells of counts (``weight``: rows per cell,
+    ``yhat_harm``: harmful predictions per cell): the same numbers either way."""
     sub = {str(c): [_py(x) for x in vals] for c, vals in r.subset.items()}
     inside = np.ones(len(data), dtype=bool)
     for c, vals in r.subset.items():
@@ -86,8 +90,11 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
     detected = r.score > 0
     inside &= ~earlier & detected
     in_cls, out_cls = inside & scanned, ~inside & ~earlier & scanned
-    rate = float(yhat_harm[in_cls].mean()) if in_cls.any() else math.nan
-    rest = float(yhat_harm[out_cls].mean()) if out_cls.any() else math.nan
+    w = np.ones(len(data), np.int64) if weight is None else np.asarray(weight, np.int64)
+    n_in, n_out = int(w[in_cls].sum()), int(w[out_cls].sum())
+    rate = float(np.asarray(yhat_harm)[in_cls].sum() / n_in) if n_in else math.nan
+    rest = float(np.asarray(yhat_harm)[out_cls].sum() / n_out) if n_out else math.nan
+    size = int(w[inside].sum())
     sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, vals))}}}" for c, vals in sub.items()) or "everyone"
     if j:
         sub_txt += f" (not counting the people of subgroup{'s' if j > 1 else ''} " \
@@ -101,7 +108,7 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
         p_txt = f"p = {format_p(r.p_value)} ({n_rep} randomization replicates)"
     rank = f"#{j + 1}: " if k > 1 else ""
     if detected:
-        desc = (f"{rank}{sub_txt}: {int(inside.sum()):,} people, {int(in_cls.sum()):,} of them with "
+        desc = (f"{rank}{sub_txt}: {size:,} people, {n_in:,} of them with "
                 f"{klass}; among those, {100 * rate:.1f}% were {what}, vs {100 * rest:.1f}% of {others}"
                 f"{lam_txt}; odds x{r.q:.2f}, score {r.score:.2f}, {p_txt}")
         if r.unbounded:
@@ -110,8 +117,8 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
     else:
         desc = f"{rank}no {'further ' if j else ''}subgroup detected among people with {klass}{lam_txt}"
     return {
-        "rank": j + 1, "subgroup": sub if detected else {}, "size": int(inside.sum()),
-        "scanned_size": int(in_cls.sum()), "rate": rate, "rate_rest": rest,
+        "rank": j + 1, "subgroup": sub if detected else {}, "size": size,
+        "scanned_size": n_in, "rate": rate, "rate_rest": rest,
         "expected_rate": float(r.expected_rate), "score": float(r.score), "q": float(r.q),
         "p_value": float(r.p_value), "unbounded": bool(r.unbounded), "converged": bool(r.converged),
         "description": desc, "scan_description": r.description, "rows": inside,
@@ -120,9 +127,9 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
 
 def run_scans(
     key: Any,
-    y_true: Any,
-    y_pred: Any,
-    features: Any,
+    y_true: Any = None,
+    y_pred: Any = None,
+    features: Any = None,
     *,
     beneficial_label: int = 1,
     probabilities: Any = None,
@@ -131,6 +138,7 @@ def run_scans(
     side: str = "both",
     rate_scans: bool = True,
     top_k: int = 1,
+    cells: Any = None,
 ) -> dict:
     """Worst subgroups by FPR-/TPR-Scan (and IJDI-Scan with ``probabilities``), described in words.
 
@@ -153,6 +161,11 @@ def run_scans(
         side: ``"negative"``, ``"positive"`` or ``"both"``.
         rate_scans: run FPR-/TPR-Scan (False: only IJDI-Scan).
         top_k: how many subgroups to report per scan (default 1: the worst one, plain p-value).
+        cells: cell statistics instead of rows (``ofijax.stats.CellStats``: counts per attribute
+            values and true label, as the stream and Spark engines collect them); pass
+            ``y_true``, ``y_pred`` and ``features`` as None. FPR-/TPR-Scan only; the output is
+            the one the rows give (same subgroups, sizes, rates, scores and words; p-values from
+            Binomial draws of the cells' counts, equal in distribution).
 
     Returns:
         ``{scan name: dict}`` with ``side``, ``subgroup`` ({column: values}), ``size`` (people in
@@ -193,13 +206,34 @@ def run_scans(
         raise ValueError(f"num_samples: must be an integer ≥ 0; got {num_samples!r}.")
     n_rep = int(num_samples)
     k_top = _check_top_k(top_k)
-    yt = v.check_binary(y_true, "y_true").astype(np.int64)
-    yp = v.check_binary(y_pred, "y_pred").astype(np.int64)
-    if int(beneficial_label) == 1:
-        y_harm, yhat_harm = 1 - yt, 1 - yp
+    weight = None
+    if cells is not None:  # cell statistics (the stream and Spark engines): the same scans
+        if any(a is not None for a in (y_true, y_pred, features)):
+            raise ValueError("cells: pass either cells or y_true, y_pred and features (rows), not both.")
+        if probabilities is not None:
+            raise ValueError("scan_probabilities: IJDI-Scan needs rows; cell statistics give "
+                             "FPR-/TPR-Scan only.")
+        try:
+            columns, values = list(cells.columns), list(cells.values)
+            label = np.asarray(cells.label, np.int64)
+            weight = np.asarray(cells.n, np.int64)
+            pos = np.asarray(cells.positives, np.int64)
+        except AttributeError:
+            raise TypeError("cells: must be cell statistics with columns, values, label, n and "
+                            f"positives (ofijax.stats.CellStats); got {type(cells).__name__}.") from None
+        data = pd.DataFrame({c: np.asarray(x, dtype=object) for c, x in zip(columns, values)})
+        if int(beneficial_label) == 1:
+            y_harm, yhat_harm = 1 - label, weight - pos
+        else:
+            y_harm, yhat_harm = label, pos
     else:
-        y_harm, yhat_harm = yt, yp
-    data = _frame(features)
+        yt = v.check_binary(y_true, "y_true").astype(np.int64)
+        yp = v.check_binary(y_pred, "y_pred").astype(np.int64)
+        if int(beneficial_label) == 1:
+            y_harm, yhat_harm = 1 - yt, 1 - yp
+        else:
+            y_harm, yhat_harm = yt, yp
+        data = _frame(features)
     runs = [(name, sd) for name, (sd, _, _) in _SCANS.items() if rate_scans and side in (sd, "both")]
     p_in = None
     if probabilities is not None:
@@ -210,12 +244,13 @@ def run_scans(
     out = {}
     for (name, sd), k in zip(track(runs, "scans", unit="scans"), keys):
         top_kw = {"top_k": k_top} if k_top > 1 else {}  # k = 1: the plain scan, plain p-value
-        scanned = y_harm == (0 if sd == "negative" else 1)
+        scanned = (y_harm == (0 if sd == "negative" else 1)) & (
+            True if weight is None else weight > 0)
         klass, what = _SCANS["fpr_scan" if sd == "negative" else "tpr_scan"][1:]
         lam_txt = f" (IJDI-Scan, lambda = {lam:g}: beyond what the raised true risk justifies)" if name.startswith("ijdi") else ""
         if not scanned.any():  # every row in the other class: nothing to scan, no subgroup
             f = _find(_NONE, 0, k_top, data, scanned, yhat_harm, np.zeros(len(data), bool),
-                      klass=klass, what=what, lam_txt=lam_txt, n_rep=n_rep)
+                      klass=klass, what=what, lam_txt=lam_txt, n_rep=n_rep, weight=weight)
             f.pop("rows")
             f["description"] += " (no one has it)"
             out[name] = {"side": sd, **{key_: f[key_] for key_ in (
@@ -223,7 +258,11 @@ def run_scans(
                 "num_samples": n_rep, "converged": True, "description": f["description"],
                 "top_k": k_top, "top": [f]}
             continue
-        if name.startswith("ijdi"):
+        if cells is not None:
+            r = scan_mod.rate_scan_cells(k, columns, values, label, weight, pos, side=sd,
+                                         beneficial_label=int(beneficial_label),
+                                         num_samples=n_rep, **top_kw)
+        elif name.startswith("ijdi"):
             fn = scan_mod.ijdi_scan
             r = fn(data, yt, yp, p_in, lam=lam, side=sd, key=k, beneficial_label=int(beneficial_label),
                    **_draws_kw(fn, n_rep), **top_kw)
@@ -235,7 +274,7 @@ def run_scans(
         top = []
         for j, rj in enumerate(r.top or (r,)):
             f = _find(rj, j, k_top, data, scanned, yhat_harm, earlier, klass=klass, what=what,
-                      lam_txt=lam_txt, n_rep=n_rep)
+                      lam_txt=lam_txt, n_rep=n_rep, weight=weight)
             earlier |= f.pop("rows")
             top.append(f)
         first = top[0]

@@ -7,6 +7,8 @@ Public API:
 * :func:`score_subset` — score a given subgroup.
 * :func:`fpr_scan`, :func:`tpr_scan`, :func:`ijdi_scan` — error-rate scans of binary predictions
   against true labels (label 1 = beneficial by default, as in :func:`ofijax.audit`).
+* :func:`rate_scan_cells` — FPR-/TPR-Scan from cell statistics (counts, no rows), with the
+  result the row scans give.
 * :class:`ScanResult` — the one result type (``IJDIResult`` is the same type); each result says in
   words which rate is raised for which rows.
 * :func:`estimate_true_probabilities`, :func:`lambda_from_costs` — IJDI-Scan's inputs.
@@ -20,7 +22,7 @@ The array-level engine (for randomization tests and new procedures) is documente
 
 from ._api import bias_scan, score_subset
 from ._checks import DEFAULT_Q_BOUNDS
-from ._ijdi import IJDIStep, fpr_scan, ijdi_scan, tpr_scan
+from ._ijdi import IJDIStep, fpr_scan, ijdi_scan, rate_scan_cells, tpr_scan
 from ._probabilities import estimate_true_probabilities, lambda_from_costs
 from ._result import IJDIResult, ScanResult
 
@@ -34,6 +36,7 @@ __all__ = [
     "fpr_scan",
     "tpr_scan",
     "ijdi_scan",
+    "rate_scan_cells",
     "estimate_true_probabilities",
     "lambda_from_costs",
 ]

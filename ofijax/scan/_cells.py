@@ -23,6 +23,7 @@ whatever the number of processes, so the p-value does not depend on it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any, NamedTuple
@@ -51,6 +52,9 @@ class CellScan(NamedTuple):
       converged: every restart reached a local optimum.
       p_value: randomization p-value (NaN without replicates).
       null_scores: ``(R,)`` replicate scores (None without replicates).
+      top: with ``top_k=k`` (rate scans): the k finds, each a :class:`CellScan` of the cells left
+        after the earlier finds' cells were removed (``top[0]`` is this result; fewer when a step
+        finds nothing), with family-wise p-values; ``()`` otherwise.
     """
 
     mask: np.ndarray
@@ -61,6 +65,7 @@ class CellScan(NamedTuple):
     converged: bool
     p_value: float = math.nan
     null_scores: Any = None
+    top: tuple = ()
 
 
 def _problem(cell_codes, n_values, n):
@@ -118,22 +123,54 @@ def _segment_add(acc, idx, g):
     acc[si[starts]] += np.add.reduceat(g[order], starts, axis=0)
 
 
+def _uniform(n, y):
+    """Every row of the cells has the same outcome (all 0 or all 1): no subgroup can score."""
+    total, pos = jnp.sum(n), jnp.sum(y)
+    return (pos <= 0) | (pos >= total)
+
+
+def _rate_step(key, problem, n, y, t_bounds, penalty, eps, num_restarts, max_steps,
+               throughput=False):
+    """One rate scan of the cells ``(n, y)`` (cells with n = 0 take no part): ``(RawScan with
+    score ≤ 0 → 0 and uniform outcomes → 0, cells in S)``."""
+    problem = dataclasses.replace(problem, n_cells=n)  # as the row scans' top-k steps count them
+    pbar = jnp.clip(y.sum() / jnp.maximum(n.sum(), 1.0), eps, 1.0 - eps)
+    basis = Basis("exact", jnp.asarray(t_bounds[0]), jnp.asarray(t_bounds[1]), pbar[None])
+    r = scan_arrays(key, problem, n[:, None], y, basis, penalty=penalty,
+                    num_restarts=num_restarts, max_steps=max_steps, throughput=throughput)
+    ok = (r.score > 0) & ~_uniform(n, y)
+    r = r._replace(score=jnp.where(ok, r.score, 0.0), log_q=jnp.where(ok, r.log_q, 0.0))
+    inside = cell_mask(problem, r.mask, r.listed) & ok & (n > 0)
+    return r, inside
+
+
 def _rate_replicates(keys, problem, n_pad, pbar_null, t_bounds, penalty, eps, num_restarts,
-                     max_steps):
-    def one(k):
-        k_null, k_scan = jax.random.split(k)
+                     max_steps, k=1):
+    """Replicate scores (the largest of the ``k`` steps' scores: the family-wise statistic of
+    top-k) and convergence flags; uniform replicate outcomes score 0."""
+    def one(key):
+        k_null, k_scan = jax.random.split(key)
         y_star = jax.random.binomial(k_null, n_pad, pbar_null).astype(jnp.float64)
         y_star = jnp.where(n_pad > 0, y_star, 0.0)
-        pbar = jnp.clip(y_star.sum() / n_pad.sum(), eps, 1.0 - eps)
-        basis = Basis("exact", t_bounds[0], t_bounds[1], pbar[None])
-        r = scan_arrays(k_scan, problem, n_pad[:, None], y_star, basis, penalty=penalty,
-                        num_restarts=num_restarts, max_steps=max_steps, throughput=True)
-        return r.score, r.converged
+        if k == 1:
+            pbar = jnp.clip(y_star.sum() / n_pad.sum(), eps, 1.0 - eps)
+            basis = Basis("exact", t_bounds[0], t_bounds[1], pbar[None])
+            r = scan_arrays(k_scan, problem, n_pad[:, None], y_star, basis, penalty=penalty,
+                            num_restarts=num_restarts, max_steps=max_steps, throughput=True)
+            return jnp.where(_uniform(n_pad, y_star), 0.0, r.score), r.converged
+        n_j, y_j = n_pad, y_star
+        best, conv = jnp.asarray(0.0, jnp.float64), jnp.asarray(True)
+        for _ in range(k):  # top-k: each step without the cells of the earlier finds
+            r, inside = _rate_step(k_scan, problem, n_j, y_j, t_bounds, penalty, eps,
+                                   num_restarts, max_steps, throughput=True)
+            best, conv = jnp.maximum(best, r.score), conv & r.converged
+            n_j, y_j = jnp.where(inside, 0.0, n_j), jnp.where(inside, 0.0, y_j)
+        return best, conv
 
     return jax.vmap(one)(keys)
 
 
-_rate_replicates_jit = jax.jit(_rate_replicates, static_argnums=(7, 8))
+_rate_replicates_jit = jax.jit(_rate_replicates, static_argnums=(7, 8, 9))
 
 
 def scan_cells(
@@ -155,6 +192,7 @@ def scan_cells(
     num_samples: int = 0,
     replicate_chunk: int | None = None,
     num_replicates: int | None = None,
+    top_k: int | None = None,
 ) -> CellScan:
     r"""Run FPR-/TPR-Scan (``kind="rate"``) or Bias Scan (``kind="bias"``) on cell statistics.
 
@@ -171,6 +209,12 @@ def scan_cells(
         from it, and their null outcome sums are Binomial draws from the counts.
       num_samples: Bernoulli-null replicates (rate scans only; Bias Scan raises).
       num_replicates: deprecated name of ``num_samples`` (``DeprecationWarning``).
+      top_k: k ≥ 1 (rate scans): also the next finds, each by rescanning without the cells of the
+        earlier ones (the row scans' ``top_k``: the same subgroups, since a subgroup is a union of
+        cells), in ``result.top``; each replicate runs all k steps and its statistic is the
+        largest of its k scores (family-wise p-values). ``None``: one subgroup.
+
+    Uniform outcomes (every row's outcome the same) of a rate scan score 0: no subgroup.
 
     Returns:
       :class:`CellScan`.
@@ -220,10 +264,31 @@ def scan_cells(
                         num_restarts=int(num_restarts), max_steps=max_steps_)
         cells = np.asarray(cell_mask(problem, r.mask, r.listed))[:c]
         score, log_q = float(r.score), float(r.log_q)
-        if kind == "rate" and score <= 0:
+        if kind == "rate" and (score <= 0 or bool(_uniform(n_pad, y_pad))):
             score, log_q = 0.0, 0.0
         out = CellScan(np.asarray(r.mask), np.asarray(r.listed), score, float(np.exp(log_q)),
                        cells, bool(r.converged))
+        k_top = 1 if top_k is None else int(top_k)
+        if top_k is not None:
+            if kind != "rate":
+                raise ValueError("top_k: from cell statistics only FPR-/TPR-Scan take top_k.")
+            if isinstance(top_k, bool) or not isinstance(top_k, int | np.integer) or top_k < 1:
+                raise ValueError(f"top_k: must be an integer ≥ 1 or None; got {top_k!r}.")
+            finds = [out]
+            n_j, y_j = n_pad, y_pad
+            for _ in range(1, k_top):
+                if not finds[-1].score > 0:
+                    break
+                gone = jnp.asarray(np.r_[finds[-1].cells, np.zeros(pad - c, bool)])
+                n_j, y_j = jnp.where(gone, 0.0, n_j), jnp.where(gone, 0.0, y_j)
+                r_j, inside = _rate_step(key, problem, n_j, y_j, t_bounds, float(penalty),
+                                         float(p_epsilon), int(num_restarts), max_steps_)
+                if not float(r_j.score) > 0:
+                    break
+                finds.append(CellScan(np.asarray(r_j.mask), np.asarray(r_j.listed),
+                                      float(r_j.score), float(np.exp(float(r_j.log_q))),
+                                      np.asarray(inside)[:c], bool(r_j.converged)))
+            out = out._replace(top=tuple(finds))
         if num_replicates:
             if kind != "rate":
                 raise ValueError(
@@ -247,7 +312,7 @@ def scan_cells(
                     ks = jnp.concatenate([ks, jnp.repeat(ks[-1:], chunk - ks.shape[0], axis=0)])
                 sc, _ = _rate_replicates_jit(ks, problem, n_pad, pnull, t_bounds,
                                              float(penalty), float(p_epsilon), int(num_restarts),
-                                             max_steps_)
+                                             max_steps_, k_top)
                 scores.append(np.asarray(sc))
             local = np.concatenate(scores)[:share]
             if n_proc > 1:
@@ -256,4 +321,8 @@ def scan_cells(
                 local = np.asarray(multihost_utils.process_allgather(local)).reshape(-1)
             null = np.maximum(local[:r_total], 0.0)
             out = out._replace(p_value=p_value(score, null), null_scores=null)
+            if out.top:
+                out = out._replace(top=tuple(
+                    f._replace(p_value=p_value(f.score, null), null_scores=null)
+                    for f in out.top))
         return out
