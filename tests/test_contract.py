@@ -74,12 +74,15 @@ RENAMED = np.array(["zulu", "yankee", "x-ray", "whiskey"], dtype=object)  # reve
 # ---------------------------------------------------------------------------------------------
 
 
-def make_table(seed: int, n: int, k: int, zero_group: bool = False) -> dict:
+def make_table(seed: int, n: int, k: int, zero_group: bool = False, tiny_group: bool = False) -> dict:
     """A random table: labels ``y``, predictions ``p`` (0/1 ints), group codes ``g`` in 0..k-1
     (every group present), probabilities ``prob``, and attribute codes ``a`` (3), ``b`` (2), ``c`` (4).
-    ``zero_group``: group 0 selects no one (DI 0 / undefined: issue #37 item 1)."""
+    ``zero_group``: group 0 selects no one (DI 0 / undefined: issue #37 item 1); ``tiny_group``: the
+    last group has one row (rates and TE undefined)."""
     rng = np.random.default_rng(seed)
     g = rng.integers(0, k, n)
+    if tiny_group and k > 2:
+        g[g == k - 1] = rng.integers(0, k - 1, int((g == k - 1).sum()))
     g[:k] = np.arange(k)
     rng.shuffle(g)
     y = rng.integers(0, 2, n)
@@ -94,7 +97,7 @@ def make_table(seed: int, n: int, k: int, zero_group: bool = False) -> dict:
 
 TABLES = st.builds(
     make_table, seed=st.integers(0, 2**32 - 1), n=st.sampled_from([24, 60, 150]),
-    k=st.integers(2, 4), zero_group=st.booleans(),
+    k=st.integers(2, 4), zero_group=st.booleans(), tiny_group=st.booleans(),
 )
 
 
