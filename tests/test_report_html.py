@@ -3,7 +3,10 @@ self-contained HTML report (checked in headless Chromium where one is installed)
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
+import subprocess
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +15,7 @@ import pytest
 import scipy.stats
 
 import ofijax
+from ofijax.cli import main
 
 # ------------------------------------------------------------------------------------------------
 # impact_ratios
@@ -196,3 +200,148 @@ def test_detectable_in_pairs_and_verdict_wording():
     uni = detectable_ofi(a, b, 0.05, null="uniform")
     z = scipy.stats.norm.ppf(0.975) + scipy.stats.norm.ppf(0.8)
     assert uni == pytest.approx(z * math.sqrt(104 / 1000 + 104 / 1000))
+
+
+# ------------------------------------------------------------------------------------------------
+# the CLI: report.json (schema, provenance, impact ratios), label-free and scoring audits
+# ------------------------------------------------------------------------------------------------
+
+
+def _frame(n=600, seed=3):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "sex": rng.choice(["F", "M"], n), "race": rng.choice(["A", "B", "C"], n, p=[0.5, 0.4, 0.1]),
+        "y": rng.integers(0, 2, n),
+    })
+    df["pred"] = np.where(rng.random(n) < np.where(df["race"] == "B", 0.35, 0.55), 1, 0)
+    df["score"] = np.round(rng.normal(size=n) + (df["race"] == "A"), 1)
+    return df
+
+
+def _run(args, capsys=None):
+    rc = main(args)
+    return rc
+
+
+def test_cli_report_json_schema_provenance_and_impact(tmp_path):
+    import hashlib
+
+    df = _frame()
+    df.loc[[3, 8], "sex"] = np.nan  # unknown sex: kept in the race table, dropped from OFI (--dropna)
+    f = tmp_path / "d.csv"
+    df.to_csv(f, index=False)
+    out = tmp_path / "r"
+    assert main(["audit", "--data", str(f), "--label", "y", "--pred", "pred", "--group", "sex", "--group",
+                 "race", "--samples", "0", "--no-plots", "--dropna", "--out", str(out)]) == 0
+    rep = json.loads((out / "report.json").read_text())
+    assert next(iter(rep)) == "schema_version" and rep["schema_version"] == "1.0"
+    prov = rep["provenance"]
+    assert prov["inputs"] == [{"path": str(f), "bytes": f.stat().st_size,
+                               "sha256": hashlib.sha256(f.read_bytes()).hexdigest()}]
+    assert (prov["rows_read"], prov["rows_used"]) == (600, 598)
+    assert prov["jax"] and prov["python"] and prov["seed"] == 0 and prov["date"].endswith("+00:00")
+    raw = pd.read_csv(f, dtype={"sex": str, "race": str})
+    ref = ofijax.impact_ratios("pred", ["sex", "race"], data=raw)
+    rows = pd.DataFrame(rep["impact_ratios"]["rows"])
+    assert rows[["attribute", "category", "n", "selected"]].values.tolist() == \
+        ref[["attribute", "category", "n", "selected"]].values.tolist()
+    assert rep["impact_ratios"]["unknown"] == {"sex": 2, "race": 0, "sex x race": 2}
+    assert all("detectable_ofi" in p for p in rep["pairs"])
+    page = (out / "report.html").read_text()
+    assert "Impact ratios" in page and "sex x race" in page and prov["inputs"][0]["sha256"] in page
+    assert "Impact ratios" in (out / "report.md").read_text()
+
+
+def test_cli_label_free_and_scoring_rate(tmp_path, capsys):
+    df = _frame()
+    df.loc[5, "race"] = np.nan
+    f = tmp_path / "d.csv"
+    df.to_csv(f, index=False)
+    out = tmp_path / "r"
+    assert main(["audit", "--data", str(f), "--pred", "pred", "--group", "race", "--out", str(out)]) == 0
+    rep = json.loads((out / "report.json").read_text())
+    assert "pairs" not in rep and rep["impact_ratios"]["unknown"] == {"race": 1}
+    assert "OFI" in rep["notes"][0] and "needs true labels" in rep["notes"][0]
+    page = (out / "report.html").read_text()
+    assert "OFI needs true labels" in page
+    out2 = tmp_path / "s"
+    assert main(["audit", "--data", str(f), "--scoring-rate", "score", "--lower-is-better", "--group", "race",
+                 "--out", str(out2)]) == 0
+    sec = json.loads((out2 / "report.json").read_text())["impact_ratios"]
+    med = float(np.median(df["score"]))
+    assert sec["kind"] == "scoring" and sec["median"] == med and sec["lower_is_better"] is True
+    known = df[df["race"].notna()]
+    for r in sec["rows"]:
+        g = known[known["race"] == r["category"]]
+        assert (r["n"], r["scored_above"]) == (len(g), int((g["score"] < med).sum()))
+    capsys.readouterr()
+    assert main(["audit", "--data", str(f), "--pred", "pred", "--group", "race", "--lower-is-better",
+                 "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--lower-is-better" in err[0] and not (tmp_path / "x").exists()
+
+
+def test_cli_stream_engine_impact_from_counts(tmp_path):
+    df = _frame()
+    d = tmp_path / "parts"
+    d.mkdir()
+    df.iloc[:300].to_csv(d / "a.csv", index=False)
+    df.iloc[300:].to_csv(d / "b.csv", index=False)
+    out = tmp_path / "r"
+    assert main(["audit", "--data", str(d), "--label", "y", "--pred", "pred", "--group", "sex", "--group", "race",
+                 "--samples", "0", "--no-plots", "--out", str(out)]) == 0
+    rep = json.loads((out / "report.json").read_text())
+    ref = ofijax.impact_ratios(df["pred"], df[["sex", "race"]])
+    rows = pd.DataFrame(rep["impact_ratios"]["rows"])
+    assert rows[["attribute", "category", "n", "selected"]].values.tolist() == \
+        ref[["attribute", "category", "n", "selected"]].values.tolist()
+    assert np.allclose(rows["p_value"].astype(float), ref["p_value"], equal_nan=True, rtol=1e-12)
+    assert [i["path"] for i in rep["provenance"]["inputs"]] == [str(d / "a.csv"), str(d / "b.csv")]
+    assert (out / "report.html").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# report.html in a real browser (headless Chromium)
+# ------------------------------------------------------------------------------------------------
+
+CHROMIUM = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "chrome")
+                 if shutil.which(b)), None)
+
+
+def _chromium(*args, timeout=60):
+    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--enable-logging=stderr", "--v=0", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not found: install it with "
+                    "`apt-get install -y chromium` (Debian/Ubuntu; .ci/run does) to run the browser test")
+def test_report_html_in_headless_chromium(tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "r"
+    assert main(["audit", "--samples", "200", "--no-plots", "--out", str(out)]) == 0
+    page = out / "report.html"
+    text = page.read_text()
+    # self-contained: no external reference of any kind (the SVG namespace is a name, not a load)
+    assert not any(s in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+                   for s in ("http://", "https://", "src=", "<link", "<script"))
+    dom = _chromium("--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    console = [ln for ln in dom.stderr.splitlines() if ":CONSOLE" in ln]
+    assert console == [], console
+    for section in ("summary", "verdicts", "groups", "pairs", "heatmaps", "impact", "provenance", "methods"):
+        assert f'id="{section}"' in dom.stdout, section
+    assert dom.stdout.count("<table") >= 4 and dom.stdout.count("<svg") == 2
+    shot = tmp_path / "shot.png"
+    res = _chromium("--window-size=1200,2400", f"--screenshot={shot}", page.as_uri())
+    assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
+    assert [ln for ln in res.stderr.splitlines() if ":CONSOLE" in ln] == []
+    img = np.asarray(Image.open(shot).convert("L"), dtype=np.float64)
+    assert img.shape == (2400, 1200)
+    dark = (img < 128).mean()
+    assert 0.005 < dark < 0.5 and img.std() > 20, (dark, img.std())  # text drawn, not blank
+    # a page that breaks the rules is caught by the same checks (the test can fail)
+    bad = tmp_path / "bad.html"
+    bad.write_text(text.replace("<body>", '<body><img src="http://example.invalid/x.png">'))
+    assert any(":CONSOLE" in ln for ln in _chromium("--dump-dom", bad.as_uri()).stderr.splitlines())

@@ -25,12 +25,16 @@ from ofijax.auditing._groups import MAX_GROUPS as MAX_GROUPS
 from ofijax.auditing._groups import MAX_LEVELS as MAX_LEVELS
 from ofijax.auditing._groups import bin_features as bin_features
 from ofijax.auditing._groups import check_group_count as check_group_count
+from ofijax.auditing._html import render_html as render_html
 from ofijax.auditing._impact import MIN_SHARE as MIN_SHARE
+from ofijax.auditing._impact import impact_from_counts as impact_from_counts
 from ofijax.auditing._impact import impact_ratios as impact_ratios
+from ofijax.auditing._impact import impact_section as impact_ratios_section
 from ofijax.auditing._plots import write_heatmaps as write_heatmaps
 from ofijax.auditing._report import HOW_TO_READ as HOW_TO_READ
 from ofijax.auditing._report import format_p as format_p
 from ofijax.auditing._report import group_label as group_label
+from ofijax.auditing._report import impact_lines as impact_lines
 from ofijax.auditing._report import render_report as render_report
 from ofijax.auditing._report import scan_lines as scan_lines
 from ofijax.auditing._report import to_jsonable as to_jsonable
@@ -80,7 +84,11 @@ __all__ = [
     "run_scans",
     # regulator-style impact-ratio tables (no label needed)
     "impact_ratios",
+    "impact_from_counts",
+    "impact_ratios_section",
+    "impact_lines",
     "MIN_SHARE",
+    "render_html",
     # batch audits (many candidates at once)
     "BatchAudit",
     "audit_batch",

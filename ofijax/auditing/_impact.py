@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["MIN_SHARE", "impact_ratios", "fisher_exact_two_sided", "two_proportion_z"]
+__all__ = ["MIN_SHARE", "impact_ratios", "impact_from_counts", "impact_section", "fisher_exact_two_sided",
+           "two_proportion_z"]
 
 #: Categories under this share of the people with a known value are left out of the ratios.
 MIN_SHARE = 0.02
@@ -300,52 +301,109 @@ def impact_ratios(
         if not present.all():  # categories seen only with an unknown outcome
             cats = [c for c, keep in zip(cats, present) if keep]
             nc, sc = nc[present], sc[present]
-        total = int(nc.sum())
-        share = nc / total if total else np.zeros(len(cats))
-        excluded = (share < float(min_share)) if exclude_small else np.zeros(len(cats), bool)
-        ref = None
-        for k in range(len(cats)):
-            if not excluded[k] and (ref is None or _better(int(sc[k]), int(nc[k]), int(sc[ref]), int(nc[ref]))):
-                ref = k
-        for k in range(len(cats)):
-            row = {"attribute": name, "category": str(cats[k]), "n": int(nc[k]), "selected": int(sc[k]),
-                   "selection_rate": int(sc[k]) / int(nc[k]), "impact_ratio": math.nan,
-                   "excluded": bool(excluded[k]), "reference": k == ref, "share": float(share[k]),
-                   "z": math.nan, "p_value": math.nan, "test": ""}
-            if excluded[k]:
-                row["test"] = f"excluded (< {100 * float(min_share):g}% of known)"
-            elif k == ref:
-                row["test"] = "reference"
-                row["impact_ratio"] = 1.0 if sc[k] > 0 else math.nan
+        rows += _attribute_rows(name, cats, nc, sc, float(min_share), bool(exclude_small))
+    return _finish(rows, scoring=scores is not None, unknown=unknown, unknown_outcome=int((~known_out).sum()),
+                   median=median, lower_is_better=lower_is_better, min_share=min_share,
+                   exclude_small=exclude_small, alpha=alpha)
+
+
+def _attribute_rows(name: str, cats: list, nc: np.ndarray, sc: np.ndarray, min_share: float,
+                    exclude_small: bool) -> list[dict]:
+    """The rows of one attribute's table from its categories' exact counts."""
+    rows = []
+    total = int(nc.sum())
+    share = nc / total if total else np.zeros(len(cats))
+    excluded = (share < float(min_share)) if exclude_small else np.zeros(len(cats), bool)
+    ref = None
+    for k in range(len(cats)):
+        if not excluded[k] and (ref is None or _better(int(sc[k]), int(nc[k]), int(sc[ref]), int(nc[ref]))):
+            ref = k
+    for k in range(len(cats)):
+        row = {"attribute": name, "category": str(cats[k]), "n": int(nc[k]), "selected": int(sc[k]),
+               "selection_rate": int(sc[k]) / int(nc[k]), "impact_ratio": math.nan,
+               "excluded": bool(excluded[k]), "reference": k == ref, "share": float(share[k]),
+               "z": math.nan, "p_value": math.nan, "test": ""}
+        if excluded[k]:
+            row["test"] = f"excluded (< {100 * float(min_share):g}% of known)"
+        elif k == ref:
+            row["test"] = "reference"
+            row["impact_ratio"] = 1.0 if sc[k] > 0 else math.nan
+        else:
+            s1, n1, s2, n2 = int(sc[k]), int(nc[k]), int(sc[ref]), int(nc[ref])
+            if s2 > 0:
+                row["impact_ratio"] = (s1 * n2) / (n1 * s2)
+            z, pz = two_proportion_z(s1, n1, s2, n2)
+            row["z"] = z
+            col1, col0, nn = s1 + s2, (n1 - s1) + (n2 - s2), n1 + n2
+            exp_min = min(n1 * col1, n1 * col0, n2 * col1, n2 * col0) / nn
+            if exp_min < FISHER_BELOW:
+                row["p_value"] = fisher_exact_two_sided(s1, n1 - s1, s2, n2 - s2)
+                row["test"] = "Fisher exact"
             else:
-                s1, n1, s2, n2 = int(sc[k]), int(nc[k]), int(sc[ref]), int(nc[ref])
-                if s2 > 0:
-                    row["impact_ratio"] = (s1 * n2) / (n1 * s2)
-                z, pz = two_proportion_z(s1, n1, s2, n2)
-                row["z"] = z
-                col1, col0, nn = s1 + s2, (n1 - s1) + (n2 - s2), n1 + n2
-                exp_min = min(n1 * col1, n1 * col0, n2 * col1, n2 * col0) / nn
-                if exp_min < FISHER_BELOW:
-                    row["p_value"] = fisher_exact_two_sided(s1, n1 - s1, s2, n2 - s2)
-                    row["test"] = "Fisher exact"
-                else:
-                    row["p_value"] = pz
-                    row["test"] = "z-test (normal approximation)"
-            rows.append(row)
+                row["p_value"] = pz
+                row["test"] = "z-test (normal approximation)"
+        rows.append(row)
+    return rows
+
+
+def _finish(rows, *, scoring, unknown, unknown_outcome, median, lower_is_better, min_share, exclude_small,
+            alpha) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=["attribute", "category", "n", "selected", "selection_rate", "impact_ratio",
                                       "excluded", "reference", "share", "z", "p_value", "test"])
     out["n"] = out["n"].astype(np.int64)
     out["selected"] = out["selected"].astype(np.int64)
     out["significant"] = out["p_value"].to_numpy(dtype=np.float64) < float(alpha)
-    if scores is not None:
+    if scoring:
         out = out.rename(columns={"selected": "scored_above", "selection_rate": "scoring_rate"})
     out.attrs.update({
-        "kind": "scoring" if scores is not None else "selection", "unknown": unknown,
-        "unknown_outcome": int((~known_out).sum()), "median": median,
-        "lower_is_better": bool(lower_is_better) if scores is not None else None,
+        "kind": "scoring" if scoring else "selection", "unknown": unknown,
+        "unknown_outcome": unknown_outcome, "median": median,
+        "lower_is_better": bool(lower_is_better) if scoring else None,
         "min_share": float(min_share), "exclude_small": bool(exclude_small), "alpha": float(alpha),
     })
     return out
+
+
+def impact_from_counts(
+    groups: Any,
+    names: Any,
+    n: Any,
+    selected: Any,
+    *,
+    exclude_small: bool = True,
+    min_share: float = MIN_SHARE,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """:func:`impact_ratios` from per-group counts of the intersectional groups (every value
+    known), as the streaming audit has them: each attribute's table sums the intersections.
+
+    >>> from ofijax.auditing._impact import impact_from_counts
+    >>> t = impact_from_counts([("F", "A"), ("F", "B"), ("M", "A")], ["sex", "race"], [10, 20, 30], [5, 5, 15])
+    >>> t[t["attribute"] == "sex"][["category", "n", "selected"]].values.tolist()
+    [['F', 30, 10], ['M', 30, 15]]
+    """
+    groups = [g if isinstance(g, tuple) else (g,) for g in groups]
+    names = [str(x) for x in names]
+    n = np.asarray(n, dtype=np.int64)
+    selected = np.asarray(selected, dtype=np.int64)
+    rows: list[dict] = []
+    unknown: dict[str, int] = {}
+    specs = [(c, [j]) for j, c in enumerate(names)]
+    if len(names) >= 2:
+        specs.append((" x ".join(names), list(range(len(names)))))
+    for name, idx in specs:
+        keys = [" & ".join(str(g[j]) for j in idx) for g in groups]
+        cats = sorted(set(keys))
+        pos = {c: k for k, c in enumerate(cats)}
+        nc = np.zeros(len(cats), np.int64)
+        sc = np.zeros(len(cats), np.int64)
+        for key_, a, b in zip(keys, n.tolist(), selected.tolist()):
+            nc[pos[key_]] += a
+            sc[pos[key_]] += b
+        unknown[name] = 0
+        rows += _attribute_rows(name, cats, nc, sc, float(min_share), bool(exclude_small))
+    return _finish(rows, scoring=False, unknown=unknown, unknown_outcome=0, median=None, lower_is_better=False,
+                   min_share=min_share, exclude_small=exclude_small, alpha=alpha)
 
 
 def impact_section(table: pd.DataFrame) -> dict:
@@ -355,7 +413,7 @@ def impact_section(table: pd.DataFrame) -> dict:
     for r in table.to_dict("records"):
         rows.append({k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()})
     kind = a.get("kind", "selection")
-    rule = (f"categories under {100 * a.get('min_share', MIN_SHARE):g}% of the rows with a known value are "
+    rule = (f"Categories under {100 * a.get('min_share', MIN_SHARE):g}% of the rows with a known value are "
             "left out of the impact ratios (listed, never the reference); --keep-small turns this off"
             if a.get("exclude_small", True) else "no category excluded (--keep-small)")
     return {

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ofijax.auditing._verdicts import VERDICTS, format_number, severity_order
 
-__all__ = ["HOW_TO_READ", "format_p", "group_label", "render_report", "scan_lines", "to_jsonable"]
+__all__ = ["HOW_TO_READ", "format_p", "group_label", "impact_lines", "render_report", "scan_lines", "to_jsonable"]
 
 #: Most pairs listed in a rendered report (all of them are in ``AuditFrame.pairs`` / report.json).
 MAX_LISTED = 50
@@ -180,6 +180,36 @@ def scan_lines(scans: dict, md: bool = False) -> list[str]:
         else:
             lines.append(f"{'- ' if md else '  - '}{name}: {r.get('description', r)}")
     return lines
+
+
+def impact_lines(section: dict, md: bool = True) -> list[str]:
+    """The impact-ratio tables of report.json's ``impact_ratios`` section as text or Markdown lines.
+
+    >>> import ofijax
+    >>> from ofijax.auditing import impact_lines, impact_ratios_section
+    >>> t = ofijax.impact_ratios([1, 1, 0, 0], ["a", "a", "b", "b"], exclude_small=False)
+    >>> impact_lines(impact_ratios_section(t))[0]
+    '## Impact ratios'
+    """
+    rows = section.get("rows") or []
+    scoring = section.get("kind") == "scoring"
+    cnt, rate = ("scored_above", "scoring_rate") if scoring else ("selected", "selection_rate")
+    out = ["## Impact ratios" + (" (scoring rate)" if scoring else ""), ""] if md else [
+        "Impact ratios" + (" (scoring rate)" if scoring else "") + ":"]
+    what = (f"share scoring above the full sample's median ({section.get('median')})"
+            + ("; lower scores are better" if section.get("lower_is_better") else "")) if scoring else "selection rate"
+    out.append(f"Per category the {what} and the impact ratio (rate over the highest rate). "
+               f"{section.get('exclusion', '')}. Test: {section.get('test', '')}.")
+    for a in dict.fromkeys(r["attribute"] for r in rows):
+        tab = pd.DataFrame([{
+            "category": r["category"], "n": r["n"], cnt.replace("_", " "): r[cnt],
+            rate.replace("_", " "): _num(r[rate], 3),
+            "impact ratio": _num(r["impact_ratio"], 2), "p": format_p(r["p_value"]),
+            "test": r["test"]} for r in rows if r["attribute"] == a])
+        out += (["", f"### {a}", ""] if md else ["", f"  {a}:"])
+        out.append(_md_table(tab) if md else tab.to_string(index=False))
+        out.append(f"{'' if md else '  '}Unknown {a}: {section.get('unknown', {}).get(a, 0)} (left out of this table).")
+    return out
 
 
 def render_report(

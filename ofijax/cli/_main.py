@@ -555,6 +555,20 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--force", action="store_true", help="replace an existing --out folder")
     o.add_argument("--no-plots", action="store_true", help="do not write heatmap PNGs")
     o.add_argument("--quiet", action="store_true", help="print only the verdicts")
+    ir = pa.add_argument_group(
+        "impact ratios (report.json 'impact_ratios', report.md, report.html; no label needed)",
+        "Per --group column, and their intersection with two or more, each category's selection rate and\n"
+        "impact ratio (rate over the highest rate), with Fisher's exact test (small counts) or the\n"
+        "two-proportion z-test of its gap from the reference. An empty group value is an unknown\n"
+        "category here (counted, left out). Without --label only these tables (and DI) are reported.")
+    ir.add_argument("--scoring-rate", metavar="COL",
+                    help="the tool scores instead of selecting: the share of each category scoring strictly "
+                         "above the median of COL over the full sample (exact), and its impact ratio")
+    ir.add_argument("--lower-is-better", action="store_true",
+                    help="with --scoring-rate: a lower score is favourable (count strictly below the median)")
+    ir.add_argument("--keep-small", action="store_true",
+                    help="keep categories under 2%% of the rows with a known value in the impact-ratio "
+                         "calculation (by default they are listed but left out of it, as NYC LL144 allows)")
     from ofijax.cli._batch import add_batch_options
 
     add_batch_options(pa)  # batch audit: --pred COL [COL ...], --score COL --thresholds A:B:STEP
@@ -713,6 +727,15 @@ def _cmd_audit(args) -> int:
         raise UserError(f"--confidence: must lie strictly between 0 and 1; got {args.confidence}.")
     check_draws(args, "samples", "--samples", bootstrap=True)
     check_draws(args, "scan_samples", "--scan-samples")
+    if args.lower_is_better and args.scoring_rate is None:
+        raise UserError("--lower-is-better: only used with --scoring-rate COL.")
+    if (args.label is None or args.scoring_rate is not None) and args.data and getattr(args, "engine", "auto") == "auto" \
+            and os.path.isfile(args.data):
+        args.engine = "pandas"  # label-free tables and the exact median of scores read the rows
+    from ofijax.cli._output import start_hashing
+
+    hashes = start_hashing(args.data)  # SHA-256 of the inputs, overlapping the audit
+    args.input_hashes = hashes
     if _sources.use_stats(args):  # directories, globs, single files needing only counts, stream/spark
         try:
             return _sources.cmd_audit(args, _finish_audit)
@@ -725,7 +748,14 @@ def _cmd_audit(args) -> int:
         if args.top != 1:
             raise UserError("--top: only used with --scan.")
     df, desc, defaults = _source(args, _label_columns(args, "group", *(("attr",) if args.scan else ())))
-    _require(args, defaults, ("label", "pred", "group"))
+    if args.scoring_rate is not None or (args.label is None and "label" not in defaults):
+        _require(args, defaults, ("group",) if args.scoring_rate is not None and args.pred is None
+                 else ("pred", "group"))
+        if args.label is None:  # label-free: impact ratios (and DI) only
+            return _label_free_audit(args, df, desc, hashes)
+        _require(args, defaults, ("label", "pred", "group"))
+    else:
+        _require(args, defaults, ("label", "pred", "group"))
     if args.scan:
         attrs = args.attr or (defaults.get("attr") if not args.data else None) or list(args.group)
     prep = prepare(
@@ -764,13 +794,104 @@ def _cmd_audit(args) -> int:
         "seed": args.seed,
         **af.to_dict(),
     }
+    from ofijax.cli._output import add_report_extras
+
+    report = add_report_extras(report, args, impact=_impact_table(args, df), rows_read=len(df),
+                               rows_used=len(prep["y"]), inputs=hashes)
     return _finish_audit(args, af, report, desc, len(prep["y"]), elapsed)
+
+
+def _impact_table(args, df):
+    """The impact-ratio tables of the rows read (rows dropped for OFI included; an empty group
+    value is an unknown category), by selection (--pred) or --scoring-rate."""
+    import numpy as np
+    import pandas as pd
+
+    from ofijax.auditing import impact_ratios
+
+    groups = pd.DataFrame(index=df.index)
+    for g in args.group:
+        _check_column(df, g, "--group", "the data")
+        col = df[g]
+        if args.bins and pd.api.types.is_numeric_dtype(col) and col.nunique() > args.max_levels:
+            known = col.notna()
+            binned = _binned(df.loc[known, [g]], args, "--group")
+            col = pd.Series(np.asarray(binned.iloc[:, 0], dtype=object), index=df.index[known]).reindex(df.index)
+        groups[g] = col
+    try:
+        if args.scoring_rate is not None:
+            _check_column(df, args.scoring_rate, "--scoring-rate", "the data")
+            sc = pd.to_numeric(df[args.scoring_rate], errors="coerce")
+            if sc.notna().sum() == 0:
+                raise UserError(f"--scoring-rate: column {args.scoring_rate!r} holds no numeric scores.")
+            return impact_ratios(scores=sc, sensitive_features=groups, lower_is_better=args.lower_is_better,
+                                 exclude_small=not args.keep_small, alpha=args.alpha)
+        pred = df[args.pred]
+        known = pred.notna()
+        yhat, _ = _to_binary(pred[known], "--pred", args.positive, args.threshold)
+        sel = pd.Series(np.nan, index=df.index)
+        sel[known] = (1 - yhat) if args.harmful_label else yhat
+        return impact_ratios(sel, groups, exclude_small=not args.keep_small, alpha=args.alpha)
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, UserError):
+            raise
+        raise as_option(exc, {"scores": "--scoring-rate", "y_pred": "--pred"}) from None
+
+
+def _label_free_audit(args, df, desc: str, hashes) -> int:
+    """``ofijax audit`` without --label: the impact-ratio tables (and DI in them), no OFI."""
+    from ofijax import __version__
+    from ofijax.auditing import impact_lines, render_html, to_jsonable
+    from ofijax.cli._output import add_report_extras, check_out_dir
+
+    if args.scan:
+        raise UserError("--scan: the scans need true labels; pass --label COL.")
+    if len(df) == 0:
+        raise UserError(f"--data: {desc} has no rows.")
+    t0 = time.perf_counter()
+    table = _impact_table(args, df)
+    check_out_dir(args.out, args.force)
+    used = int(sum(table[table["attribute"] == table["attribute"].iloc[0]]["n"])) if len(table) else 0
+    report = {
+        "ofijax_version": __version__,
+        "command": "ofijax " + " ".join(args.argv),
+        "data": {**data_section(args, source=desc, rows=len(df), dropped=0, positive={}, engine="pandas")},
+        "seed": args.seed,
+        "notes": ["No --label: OFI (and its verdicts) needs true labels; this report gives the impact ratios "
+                  "(the selection-rate ratios that DI and the four-fifths rule read) and their tests only."],
+    }
+    report = add_report_extras(report, args, impact=table, rows_read=len(df), rows_used=used, inputs=hashes)
+    elapsed = time.perf_counter() - t0
+    section = report["impact_ratios"]
+    with report_dir(args.out, args.force) as tmp:
+        with open(os.path.join(tmp, "report.json"), "w", encoding="utf-8") as fh:
+            json.dump(to_jsonable(report), fh, indent=2, allow_nan=False)
+        md = ["# ofijax audit report (impact ratios)", "", f"- data: {desc}, {len(df)} rows",
+              f"- command: `{report['command']}`", "", *(f"- {n}" for n in report["notes"]), "",
+              *impact_lines(section, md=True)]
+        with open(os.path.join(tmp, "report.md"), "w", encoding="utf-8") as fh:
+            fh.write("\n".join(md) + "\n")
+        with open(os.path.join(tmp, "report.html"), "w", encoding="utf-8") as fh:
+            fh.write(render_html(to_jsonable(report)))
+    if not args.quiet:
+        print(f"ofijax audit of {desc}: {len(df)} rows, groups by {', '.join(args.group)}; no --label: "
+              "impact ratios only (OFI needs labels)")
+        print()
+        print("\n".join(impact_lines(section, md=False)))
+    print(f"\nWrote report.json, report.md, report.html to {args.out}/ ({elapsed:.1f} s).")
+    return 0
 
 
 def _finish_audit(args, af, report: dict, desc: str, rows: int, elapsed: float) -> int:
     """Write report.json, report.md and the heatmaps atomically into ``--out`` and print the summary
     (shared by the in-memory and the streaming/Spark audit)."""
-    from ofijax.auditing import render_report, to_jsonable, write_heatmaps
+    from ofijax.auditing import (
+        impact_lines,
+        render_html,
+        render_report,
+        to_jsonable,
+        write_heatmaps,
+    )
 
     written = ["report.json"]
     plot_note = None
@@ -787,9 +908,14 @@ def _finish_audit(args, af, report: dict, desc: str, rows: int, elapsed: float) 
         written += images
         md = render_report(af, "markdown", header=audit_header(report), images=images,
                            notes=[plot_note] if plot_note else [])
+        if report.get("impact_ratios"):
+            md += "\n" + "\n".join(impact_lines(report["impact_ratios"], md=True)) + "\n"
         with open(os.path.join(tmp, "report.md"), "w", encoding="utf-8") as fh:
             fh.write(md)
         written.append("report.md")
+        with open(os.path.join(tmp, "report.html"), "w", encoding="utf-8") as fh:
+            fh.write(render_html(to_jsonable(report)))
+        written.append("report.html")
 
     if args.quiet:
         for r in af.pairs["reading"]:

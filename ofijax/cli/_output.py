@@ -16,7 +16,11 @@ import tempfile
 from collections.abc import Iterator
 
 __all__ = ["CLIError", "check_out_dir", "report_dir", "as_option", "option_name", "data_section",
-           "OPTION_OF"]
+           "OPTION_OF", "SCHEMA_VERSION", "input_files", "start_hashing", "provenance"]
+
+#: Version of report.json's layout (1.0: #42 added ``schema_version``, ``provenance``,
+#: ``impact_ratios`` and the pairs' ``detectable_ofi``).
+SCHEMA_VERSION = "1.0"
 
 
 class CLIError(ValueError):
@@ -103,3 +107,98 @@ def data_section(args, *, source: str, rows: int, dropped: int, positive: dict, 
         "weight": args.weight, "groups_selected": args.groups, "threshold": args.threshold,
         "na_values": list(args.na_values or []), "engine": engine,
     }
+
+
+def input_files(data: str | None) -> list[str]:
+    """The files read for ``--data``: the file, every file under a folder, or a glob's matches."""
+    import glob
+
+    if not data:
+        return []
+    if os.path.isfile(data):
+        return [data]
+    if os.path.isdir(data):
+        out = []
+        for root, dirs, files in os.walk(data):
+            dirs.sort()
+            out += [os.path.join(root, f) for f in sorted(files) if not f.startswith((".", "_"))]
+        return out
+    return sorted(f for f in glob.glob(data) if os.path.isfile(f))
+
+
+def _sha256(path: str) -> dict:
+    import hashlib
+
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):  # hashlib releases the GIL on large updates
+            h.update(chunk)
+            size += len(chunk)
+    return {"path": path, "bytes": size, "sha256": h.hexdigest()}
+
+
+def start_hashing(data: str | None):
+    """Start hashing the input files on a background thread (it overlaps the audit); returns a
+    callable that gives the list of ``{path, bytes, sha256}`` (waiting for it if need be)."""
+    import threading
+
+    files = input_files(data)
+    result: list = []
+
+    def work():
+        for f in files:
+            try:
+                result.append(_sha256(f))
+            except OSError as exc:
+                result.append({"path": f, "bytes": None, "sha256": None, "error": str(exc)})
+
+    t = threading.Thread(target=work, name="ofijax-sha256", daemon=True)
+    t.start()
+
+    def get() -> list:
+        t.join()
+        return list(result)
+    return get
+
+
+def provenance(args, *, rows_read: int | None, rows_used: int | None, inputs=None) -> dict:
+    """The ``provenance`` part of report.json: versions, command, seed, inputs with SHA-256, rows
+    read and used, the audit date (UTC)."""
+    import datetime
+    import platform
+    from importlib import metadata
+
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    from ofijax import __version__
+
+    files = inputs() if callable(inputs) else list(inputs or [])
+    return {
+        "ofijax": __version__, "jax": version("jax"), "jaxlib": version("jaxlib"), "numpy": version("numpy"),
+        "python": platform.python_version(), "platform": platform.platform(),
+        "command": "ofijax " + " ".join(getattr(args, "argv", []) or []),
+        "seed": getattr(args, "seed", None),
+        "inputs": files,
+        "inputs_note": None if getattr(args, "data", None) else
+        "embedded COMPAS data shipped with ofijax (sha256-checked on load; see ofijax/data/PROVENANCE.md)",
+        "rows_read": None if rows_read is None else int(rows_read),
+        "rows_used": None if rows_used is None else int(rows_used),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def add_report_extras(report: dict, args, *, impact=None, rows_read=None, rows_used=None, inputs=None) -> dict:
+    """``schema_version`` first, then the report, ``impact_ratios`` (a table of
+    :func:`ofijax.impact_ratios`) and ``provenance``; returns a new dict."""
+    from ofijax.auditing import impact_ratios_section
+
+    out = {"schema_version": SCHEMA_VERSION, **report}
+    if impact is not None:
+        out["impact_ratios"] = impact_ratios_section(impact)
+    out["provenance"] = provenance(args, rows_read=rows_read, rows_used=rows_used, inputs=inputs)
+    return out

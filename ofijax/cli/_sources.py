@@ -305,6 +305,9 @@ def cmd_audit(args: Any, finish) -> int:
     from ofijax.cli._output import check_out_dir
 
     _check_common(args, ("label", "pred", "group"))
+    if getattr(args, "scoring_rate", None) is not None:
+        _fail("--scoring-rate: the exact median needs the scores' rows; pass a single file (or "
+              "--engine pandas).")
     if args.groups:
         _fail("--groups: not supported when streaming; filter the files first, or pass "
               "--engine pandas.")
@@ -356,6 +359,19 @@ def cmd_audit(args: Any, finish) -> int:
         "seed": args.seed,
         **af.to_dict(),
     }
+    # impact ratios from the exact group counts (each column alone sums the intersections; the
+    # streaming engines refuse missing group values, so no category is unknown here)
+    import numpy as np
+
+    from ofijax.auditing import impact_from_counts
+    from ofijax.cli._output import add_report_extras
+
+    cms = np.asarray(st.counts.cms, dtype=np.int64)
+    impact = impact_from_counts(st.counts.groups, st.counts.names, cms.sum(1), cms[:, 0] + cms[:, 2],
+                                exclude_small=not getattr(args, "keep_small", False), alpha=args.alpha)
+    hashes = getattr(args, "input_hashes", None)
+    report = add_report_extras(report, args, impact=impact, rows_read=st.rows, rows_used=st.rows,
+                               inputs=hashes)
     return finish(args, af, report, desc, int(st.rows), elapsed)
 
 
