@@ -1181,6 +1181,34 @@ def test_cli_group_column_types(tmp_path, monkeypatch, spark):
     assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
 
 
+def test_cli_label_types_every_engine(tmp_path, monkeypatch, spark):
+    """(c) for the CLI: label and prediction columns stored as int8, float, bool or text "0"/"1"
+    (parquet), and as 0.0/1.0 or True/False (CSV): the int columns' report in every engine."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(80, 90, 3)
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": _names(t["g"])})
+    base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=_names(t["g"]),
+                                      num_samples=0).pairs.to_dict("records"), identity(3))
+    files = {
+        "float.csv": df.astype({"y": float, "p": float}),
+        "bool.csv": df.astype({"y": bool, "p": bool}),
+        "int8.parquet": df.astype({"y": "int8", "p": "int8"}),
+        "float.parquet": df.astype({"y": float, "p": float}),
+        "bool.parquet": df.astype({"y": bool, "p": bool}),
+        "str.parquet": df.astype({"y": str, "p": str}),
+    }
+    bad = {}
+    for f, frame in files.items():
+        frame.to_csv(f, index=False) if f.endswith(".csv") else frame.to_parquet(f, index=False)
+        for engine in ("pandas", "stream", "spark"):
+            try:
+                rep = cli_audit(f, engine, f"o_{f}_{engine}")
+                assert_same(_report_pairs(rep["pairs"], identity(3)), base, f"{f} {engine}")
+            except (AssertionError, KeyError) as exc:
+                bad[f"{f} {engine}"] = str(exc)[:300]
+    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+
+
 def test_cli_missing_value_rule(tmp_path, monkeypatch, spark):
     """#37 item 5: one missing-value rule in every engine: a literal "NA" is a group label (the same
     report from every engine), and an empty group field is missing (every engine refuses it: exit 2,
