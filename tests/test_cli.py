@@ -162,9 +162,9 @@ def test_error_messages(tmp_path, small_csv, capsys):
     # --positive value absent
     assert main(base + ["--label", "outcome", "--positive", "yes"]) == 2
     assert "none of ['yes']" in errline(capsys)
-    # missing --label with --data
-    assert main(base) == 2
-    assert "--label: required with --data" in errline(capsys)
+    # no --label with --data: the label-free impact-ratio report (#42: OFI needs labels, ratios do not)
+    assert main(base) == 0
+    assert "no --label: impact ratios only" in capsys.readouterr().out
     # NaN rows: how many and where; --dropna drops them
     bad = df.copy()
     bad.loc[[3, 10], "y"] = np.nan
