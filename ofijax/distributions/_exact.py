@@ -22,7 +22,7 @@ from . import _combinatorics as _C
 from . import _montecarlo as _MC
 from . import _pvalue as _P
 from . import _sampling as _S
-from ._montecarlo import Summary
+from ._montecarlo import Summary as Summary
 
 #: The OFI paper's fixed flag threshold (≈ σ of B for ONE group under the uniform null).
 PAPER_THRESHOLD = 0.3
@@ -172,6 +172,94 @@ class PMF(NamedTuple):
         if self.counts is None:
             raise ValueError("exact_probs: only the uniform null has exact (counting) probabilities.")
         return [Fraction(c, self.total) for c in self.counts]
+
+    def quantile(self, levels: Any) -> np.ndarray:
+        r"""Inverse CDF on the lattice: the smallest support value v with P(X ≤ v) ≥ level.
+
+        .. math:: Q(p) = \min\{v : F(v) ≥ p\}
+
+        Compared exactly (Fractions of the counts) under the uniform null, else on the float64
+        cumulative sum with a 1e-12 allowance. The same definition as the quantiles of a
+        ``lattice`` :class:`Summary`.
+
+        Example:
+            >>> from ofijax.distributions import marginal_benefit_pmf
+            >>> marginal_benefit_pmf(2).quantile([0.1, 0.3, 0.5, 0.7, 1.0]).tolist()
+            [-1.0, -0.5, 0.0, 0.0, 1.0]
+        """
+        lv = np.asarray(levels, dtype=np.float64)
+        if lv.size and not np.all((lv >= 0) & (lv <= 1)):
+            raise ValueError(f"levels: must lie in [0, 1]; got {levels!r}.")
+        out = np.empty(lv.shape)
+        pos = np.flatnonzero(np.asarray(self.probs) > 0)
+        if self.counts is not None:
+            cum = np.cumsum(np.array(self.counts, dtype=object))
+            for i, q in enumerate(lv.ravel()):
+                need = Fraction(repr(float(q))) * self.total
+                j = next(k for k in range(len(cum)) if cum[k] >= need and self.counts[k] > 0)
+                out.flat[i] = self.values[j]
+            return out
+        cum = np.cumsum(self.probs)
+        for i, q in enumerate(lv.ravel()):
+            j = int(np.searchsorted(cum, q - 1e-12, side="left"))
+            j = max(j, int(pos[0]))
+            out.flat[i] = self.values[min(j, self.values.size - 1)]
+        return out
+
+    def tail_probability(self, t: float, side: str = "abs", exact: bool = False) -> Any:
+        """P(|X| ≥ |t|) (``side="abs"``), P(X ≥ t) (``"above"``) or P(X ≤ t) (``"below"``).
+
+        ``exact=True`` returns a Fraction (uniform null only). The point t is compared exactly
+        with the rational support.
+
+        Example:
+            >>> from ofijax.distributions import marginal_benefit_pmf
+            >>> pmf = marginal_benefit_pmf(10)
+            >>> pmf.tail_probability(0.3, exact=True), pmf.tail_probability(0.4, exact=True)
+            (Fraction(70, 143), Fraction(50, 143))
+
+        (On the lattice d/10, P(|B| > 0.3) = P(|B| ≥ 0.4).)
+        """
+        if side not in ("abs", "above", "below"):
+            raise ValueError(f"side: must be 'abs', 'above' or 'below'; got {side!r}.")
+        ft = Fraction(repr(float(t))) * self.denominator
+        num = [int(a) for a in self.numerators]
+        if side == "abs":
+            sel = [abs(a) >= abs(ft) for a in num]
+        elif side == "above":
+            sel = [a >= ft for a in num]
+        else:
+            sel = [a <= ft for a in num]
+        if exact:
+            if self.counts is None:
+                raise ValueError("exact: only the uniform null has exact (counting) probabilities.")
+            return Fraction(sum(c for c, s in zip(self.counts, sel) if s), self.total)
+        if self.counts is not None:
+            return sum(c for c, s in zip(self.counts, sel) if s) / self.total
+        return math.fsum(float(p) for p, s in zip(self.probs, sel) if s)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict with ``schema_version``; :meth:`from_dict` inverts it."""
+        return {"schema_version": _MC.SCHEMA_VERSION, "kind": "ofijax.PMF",
+                "numerators": [int(a) for a in self.numerators],
+                "denominator": int(self.denominator),
+                "probs": [float(p) for p in self.probs],
+                "counts": None if self.counts is None else [str(c) for c in self.counts],
+                "total": None if self.total is None else str(self.total)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PMF:
+        """Inverse of :meth:`to_dict` (big counts travel as decimal strings)."""
+        if not isinstance(d, dict) or d.get("kind") != "ofijax.PMF":
+            raise ValueError("d: not a saved ofijax PMF (expected kind 'ofijax.PMF').")
+        if d.get("schema_version") != _MC.SCHEMA_VERSION:
+            raise ValueError(f"d: schema_version {d.get('schema_version')!r} is not supported "
+                             f"(this ofijax reads version {_MC.SCHEMA_VERSION}).")
+        num = np.asarray(d["numerators"], dtype=np.int64)
+        den = int(d["denominator"])
+        counts = None if d["counts"] is None else tuple(int(c) for c in d["counts"])
+        total = None if d["total"] is None else int(d["total"])
+        return cls(num / den, np.asarray(d["probs"], dtype=np.float64), num, den, counts, total)
 
 
 class Moments(NamedTuple):
@@ -760,6 +848,25 @@ def _check_quantiles(quantiles: Any) -> tuple[float, ...] | None:
     return tuple(float(v) for v in q)
 
 
+_MAX_LATTICE_BINS = 10_000_000
+
+
+def _check_lattice(lattice: Any, rng: tuple[float, float]) -> int | None:
+    if lattice is None:
+        return None
+    if isinstance(lattice, bool) or not isinstance(lattice, Integral) or lattice < 1:
+        raise ValueError(f"lattice: must be a positive integer denominator q (values k/q), e.g. n "
+                         f"for B or lcm(n_i, n_j) for OFI; got {lattice!r}.")
+    width = (rng[1] - rng[0]) * int(lattice)
+    if width > _MAX_LATTICE_BINS:
+        raise ValueError(f"lattice: {int(lattice)} over range {rng} needs {width:,.0f} bins (at most "
+                         f"{_MAX_LATTICE_BINS:,}); narrow range or use bins.")
+    q = int(lattice)
+    if math.floor(Fraction(repr(rng[1])) * q) < math.ceil(Fraction(repr(rng[0])) * q):
+        raise ValueError(f"lattice: range {rng} holds no multiple of 1/{int(lattice)}; widen range.")
+    return int(lattice)
+
+
 def reduce_all(
     n: int,
     fn: Callable[[jax.Array], jax.Array],
@@ -768,7 +875,8 @@ def reduce_all(
     range: tuple[float, float] = (-1.0, 1.0),
     chunk_size: int = 1 << 16,
     quantiles: Sequence[float] | None = None,
-) -> Summary:
+    lattice: int | None = None,
+) -> Any:
     """Summarise ``fn`` over every matrix of M(n), streaming, in fixed memory.
 
     Ranks 0 … N(n) − 1 are cut into chunks of ``chunk_size``; each chunk is unranked in closed
@@ -777,12 +885,24 @@ def reduce_all(
     :class:`Summary`). NaN values are counted in ``undefined`` and excluded elsewhere. Chunks are
     spread over all devices when several exist. Needs n ≤ 2949.
 
+    The values and every sum are float64 whatever ``jax_enable_x64`` says, and the bins are
+    decided exactly on lattices ([a, b), the last bin closed, as numpy.histogram; see
+    :class:`Summary`), so the histogram is the exact count of matrices per bin.
+    ``lattice=q`` gives one bin per attainable value k/q in ``range`` (``bins`` is then ignored)
+    and exact inverse-CDF quantiles (``lattice=n`` for B). A statistic returning (chunk, k)
+    values (or a pytree of arrays) gives k summaries (a list, or the same pytree), in one pass.
+
     Example:
         >>> import ofijax
         >>> from ofijax.distributions import reduce_all
         >>> s = reduce_all(10, ofijax.marginal_benefit, bins=4)
-        >>> s.count, abs(s.mean) < 1e-6, round(s.var, 6), s.hist.tolist()
+        >>> s.count, abs(s.mean) < 1e-15, round(s.var, 12), s.hist.tolist()
         (286, True, 0.14, [22, 103, 127, 34])
+        >>> reduce_all(10, ofijax.marginal_benefit, bins=20).hist.tolist()[:6]
+        [1, 2, 4, 6, 9, 12]
+        >>> e = reduce_all(2, ofijax.marginal_benefit, lattice=2)
+        >>> e.values.tolist(), e.hist.tolist(), float(e.quantiles[4])  # median
+        ([-1.0, -0.5, 0.0, 0.5, 1.0], [1, 2, 4, 2, 1], 0.0)
     """
     n = _check_n(n)
     bins, rng, chunk_size = _check_hist(bins, range, chunk_size)
@@ -793,7 +913,7 @@ def reduce_all(
     return _MC.stream(
         jax.random.key(0), _RankGen(n, chunk_size), fn, total,
         chunk_size=chunk_size, bins=bins, range=rng, quantiles=_check_quantiles(quantiles),
-        desc=f"reduce_all(n={n})",
+        desc=f"reduce_all(n={n})", lattice=_check_lattice(lattice, rng),
     )
 
 
@@ -807,7 +927,8 @@ def monte_carlo(
     bins: int = 100,
     range: tuple[float, float] = (-1.0, 1.0),
     quantiles: Sequence[float] | None = None,
-) -> Summary:
+    lattice: int | None = None,
+) -> Any:
     """Monte Carlo summary of ``statistic(sampler(key_c, (chunk_size,)))`` in fixed memory.
 
     Chunk c uses ``key_c = fold_in(key, c)``, so the result for a fixed key depends on
@@ -833,11 +954,20 @@ def monte_carlo(
         sampler: ``sampler(key, shape) -> (*shape, ..., 4)``, e.g. :func:`uniform_sampler`.
         num_samples: number of draws, ≥ 1.
         chunk_size: draws per chunk (memory bound).
-        bins, range: histogram over [range[0], range[1]] (use (-2, 2) for OFI).
+            A statistic returning (chunk, k) values, or a pytree of arrays, gives k summaries
+            (a list, or the same pytree of summaries) from one pass over the samples.
+        bins, range: histogram over [range[0], range[1]] (use (-2, 2) for OFI): bin k is
+            [e_k, e_{k+1}), the last bin closed; decided exactly on lattices (see
+            :class:`Summary`). Values and sums are float64 whatever ``jax_enable_x64`` says.
         quantiles: levels read off the histogram.
+        lattice: q: one bin per attainable value k/q in ``range`` (``bins`` ignored), exact
+            inverse-CDF quantiles (the definition of :meth:`PMF.quantile`); ``n`` for B,
+            ``lcm(n_i, n_j)`` for OFI. Values off the lattice make the run fail (ValueError).
 
     Returns:
-        A :class:`Summary`; merge several with :func:`merge_summaries`.
+        A :class:`Summary` (or several, see ``statistic``); merge with :func:`merge_summaries`.
+        Its intervals: :meth:`Summary.mean_interval`, :meth:`Summary.tail_probability`,
+        :meth:`Summary.quantile_intervals`.
 
     Example:
         >>> import jax, ofijax
@@ -858,7 +988,7 @@ def monte_carlo(
     return _MC.stream(
         key, _SampleGen(sampler, chunk_size), statistic, num,
         chunk_size=chunk_size, bins=bins, range=rng, quantiles=_check_quantiles(quantiles),
-        desc="monte_carlo",
+        desc="monte_carlo", lattice=_check_lattice(lattice, rng),
     )
 
 
@@ -870,7 +1000,8 @@ class Threshold(NamedTuple):
 
     Attributes:
         threshold: t with P(|OFI| ≤ t) ≥ level under the null (smallest such support point for
-            ``method="exact"``; histogram quantile for ``"monte_carlo"``).
+            ``method="exact"``; for ``"monte_carlo"`` the same inverse CDF of the draws on the
+            lattice 1/lcm(n_i, n_j), or a histogram quantile when that lattice has over 1e7 points).
         level: the two-sided level.
         sigma_ofi: σ of OFI under the null (√(Var B_i + Var B_j)).
         sigma_b_i: σ of B for group i alone (what the paper's 0.3 approximates, n → ∞).
@@ -959,8 +1090,11 @@ def ofi_threshold(
         si, sj = uniform_sampler(n_i), uniform_sampler(n_j)
     else:
         si, sj = multinomial_sampler(n_i, p), multinomial_sampler(n_j, p)
+    lcm = math.lcm(n_i, n_j)
+    lat = lcm if 2 * lcm + 1 <= _MAX_LATTICE_BINS else None  # exact inverse CDF on the lattice
     summ = monte_carlo(
-        key, _AbsOfi(), pair_sampler(si, sj), num, bins=8000, range=(0.0, 2.0), quantiles=(lv,)
+        key, _AbsOfi(), pair_sampler(si, sj), num, bins=8000, range=(0.0, 2.0), quantiles=(lv,),
+        lattice=lat,
     )
     return Threshold(float(summ.quantiles[0]), lv, s_ofi, s_i, s_j, PAPER_THRESHOLD, method, label)
 

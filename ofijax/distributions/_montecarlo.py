@@ -7,17 +7,41 @@ for every chunk. The host merges per-chunk summaries in float64 with Python-int 
 order, so the result does not depend on the number of devices or on the block size, and memory is
 O(chunk_size + bins) whatever the number of chunks.
 
-Per-chunk moments are two-pass (mean, then Σ (x − mean)²) in the statistic's dtype; chunks are
-merged with the parallel formula of Chan, Golub & LeVeque (1979):
-M2 = Σ_c M2_c + Σ_c n_c (mean_c − mean)².
+Precision. The samples are drawn under the caller's JAX settings; the statistic and every summary
+of its values are then traced with 64-bit types switched on (``jax.enable_x64``), whatever
+``jax_enable_x64`` says: the statistic's values are float64 (a core metric of an integer CM
+computes B = d/n correctly rounded in float64), per-chunk sums are float64 around a shift and
+chunks merge with the parallel formula of Chan, Golub & LeVeque (1979):
+M2 = Σ_c M2_c + Σ_c n_c (mean_c − mean)². Counts are int32 per chunk (chunk ≤ 2^31) and Python
+ints on the host.
+
+Histogram convention (numpy.histogram's): bin k is [e_k, e_{k+1}), the last bin is closed
+[e_{bins−1}, e_bins]; ``below``/``above`` count the defined values outside [e_0, e_bins]. The edges
+are the exact rationals E_k = lo + k (hi − lo)/bins, with lo and hi read as the decimals they print
+as (``range=(-0.3, 0.7)`` means −3/10 and 7/10), rounded once to float64 for display. The bin of a value
+x is decided against E_k with a snap tolerance τ = 2^-40 max(|lo|, |hi|): x is taken to equal an
+edge when |x − fl(E_k)| ≤ τ. **Proven rule**: if the true value is a rational a/q and the float64
+value is within τ/2 of it (core metrics of CMs are within 1 ulp), and every edge E_k = u_k/v_k
+satisfies q v_k < 1/(2τ) ≈ 5e11 / max(|lo|, |hi|) (two distinct rationals then differ by more than
+2τ), the assignment equals the exact rational one. E.g. B = d/n with n ≤ 10^6 on 10^5 bins of
+[−1, 1] is binned exactly, and so are the values d/n lying exactly on edges.
+
+Lattice histograms (``lattice=q``): one bin per attainable value k/q in [lo, hi] (edges at
+(k ± ½)/q); values are rounded to the nearest k/q and any value off that lattice by more than
+1e-9 (in units of 1/q) makes the run fail with a ValueError naming ``lattice``. Quantiles are then
+exact inverse CDFs: the smallest attainable value whose empirical CDF is ≥ the level (the same
+definition as :meth:`ofijax.distributions.PMF.quantile`).
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
+import json
 import math
 from collections.abc import Callable
+from fractions import Fraction
+from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import jax
@@ -28,9 +52,48 @@ from jax.sharding import Mesh, PartitionSpec
 
 from ofijax._progress import Progress
 
-__all__ = ["Summary", "ChunkStats", "stream", "merge_summaries", "finalize"]
+__all__ = [
+    "Summary", "ChunkStats", "stream", "merge_summaries", "finalize", "wilson_interval",
+    "SCHEMA_VERSION",
+]
 
 DEFAULT_QUANTILES = (0.005, 0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975, 0.995)
+
+#: Version of the saved form of :class:`Summary` (``to_dict``/``to_json``).
+SCHEMA_VERSION = 1
+
+_SNAP = 2.0**-40  # relative snap tolerance of the bin rule (see the module docstring)
+_LATTICE_TOL = 1e-9  # off-lattice tolerance, in units of 1/q
+
+
+def _lattice_values(edges: np.ndarray, q: int) -> np.ndarray:
+    """k/q for the bins of a lattice histogram (edges at (k ± ½)/q)."""
+    k0 = int(round(float(edges[0]) * q + 0.5))
+    return (k0 + np.arange(len(edges) - 1, dtype=np.float64)) / q
+
+
+def wilson_interval(k: int, total: int, confidence: float = 0.95) -> tuple[float, float]:
+    r"""Wilson score interval for a binomial proportion k / total.
+
+    .. math:: \frac{\hat p + z^2/2N \pm z\sqrt{\hat p(1-\hat p)/N + z^2/4N^2}}{1 + z^2/N}
+
+    (its ends are 0 and 1 at k = 0 and k = total). ``(nan, nan)`` when total is 0.
+
+    Example:
+        >>> from ofijax.distributions._montecarlo import wilson_interval
+        >>> [round(v, 4) for v in wilson_interval(5, 100)]
+        [0.0215, 0.1118]
+    """
+    if total <= 0:
+        return (math.nan, math.nan)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = k / total
+    den = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / den
+    half = z / den * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == total else min(1.0, centre + half)
+    return (lo, hi)
 
 
 class Summary(NamedTuple):
@@ -39,17 +102,20 @@ class Summary(NamedTuple):
     Attributes:
         count: number of defined (non-NaN) values, a Python int.
         undefined: number of NaN values (excluded from everything else), a Python int.
-        mean: mean of the defined values (float, NaN when ``count`` is 0).
+        mean: mean of the defined values (float64, NaN when ``count`` is 0).
         var: population variance (ddof = 0) of the defined values.
         min: smallest defined value.
         max: largest defined value.
-        hist: int64 counts per bin over ``edges`` (the last bin includes its right edge).
+        hist: int64 counts per bin over ``edges``: bin k is [e_k, e_{k+1}), the last bin closed
+            (numpy.histogram's convention, decided exactly on lattices; see the module notes).
         edges: float64 bin edges, ``bins + 1`` of them.
         below: defined values below ``edges[0]``.
         above: defined values above ``edges[-1]``.
-        quantile_levels: levels at which ``quantiles`` are read off the histogram.
-        quantiles: quantiles interpolated linearly inside bins (NaN when the level falls in the
-            mass below or above the histogram range).
+        quantile_levels: levels of ``quantiles``.
+        quantiles: with ``lattice``: exact inverse-CDF quantiles (the smallest attainable value
+            whose CDF ≥ level); otherwise interpolated linearly inside bins. NaN when the level
+            falls in the mass below or above the histogram range.
+        lattice: q when the histogram has one bin per attainable value k/q, else None.
     """
 
     count: int
@@ -64,6 +130,7 @@ class Summary(NamedTuple):
     above: int
     quantile_levels: np.ndarray
     quantiles: np.ndarray
+    lattice: int | None = None
 
     @property
     def std(self) -> float:
@@ -75,9 +142,173 @@ class Summary(NamedTuple):
         """Monte Carlo standard error of ``mean``: std / √count."""
         return self.std / math.sqrt(self.count) if self.count else math.nan
 
+    @property
+    def values(self) -> np.ndarray:
+        """The attainable values k/q of a lattice histogram (correctly rounded), else the bin
+        centres, float64."""
+        if self.lattice:
+            return _lattice_values(self.edges, self.lattice)
+        return (self.edges[:-1] + self.edges[1:]) / 2
+
+    def mean_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Normal interval mean ± z · stderr for the expectation of the statistic."""
+        z = NormalDist().inv_cdf(0.5 + _check_confidence(confidence) / 2)
+        return (self.mean - z * self.stderr, self.mean + z * self.stderr)
+
+    def below_interval(self, confidence: float = 0.95) -> tuple[float, float, float]:
+        """(estimate, low, high) of P(X < edges[0]) (Wilson interval)."""
+        return (self.below / self.count if self.count else math.nan,
+                *wilson_interval(self.below, self.count, _check_confidence(confidence)))
+
+    def above_interval(self, confidence: float = 0.95) -> tuple[float, float, float]:
+        """(estimate, low, high) of P(X > edges[-1]) (Wilson interval)."""
+        return (self.above / self.count if self.count else math.nan,
+                *wilson_interval(self.above, self.count, _check_confidence(confidence)))
+
+    def tail_count(self, t: float, side: str = "abs") -> int:
+        """Number of values with X ≥ t (``"above"``), X ≤ t (``"below"``) or |X| ≥ |t| (``"abs"``).
+
+        Exact from the histogram where t is an attainable value (``lattice``) or a bin edge; any
+        other t is refused (ValueError naming ``t``), since the histogram cannot tell.
+        """
+        if side not in ("above", "below", "abs"):
+            raise ValueError(f"side: must be 'above', 'below' or 'abs'; got {side!r}.")
+        if side == "abs":
+            a = abs(float(t))
+            if a == 0:
+                return self.count
+            return self.tail_count(a, "above") + self.tail_count(-a, "below")
+        full = np.concatenate([[self.below], self.hist, [self.above]]).astype(np.int64)
+        if self.lattice:
+            q, nb = self.lattice, self.hist.size
+            kmin = int(round(float(self.values[0]) * q))
+            kmax = kmin + nb - 1
+            ft = Fraction(repr(float(t))) * q
+            if side == "above":  # values k/q ≥ t: k ≥ ceil(t q)
+                k = math.ceil(ft)
+                if k > kmax:
+                    return 0 if self.above == 0 else self._refuse_t(t)
+                if k < kmin:
+                    return self.count if self.below == 0 else self._refuse_t(t)
+                return int(full[1 + k - kmin:].sum())
+            k = math.floor(ft)  # values k/q ≤ t: k ≤ floor(t q)
+            if k < kmin:
+                return 0 if self.below == 0 else self._refuse_t(t)
+            if k > kmax:
+                return self.count if self.above == 0 else self._refuse_t(t)
+            return int(full[: 2 + k - kmin].sum())
+        e = self.edges
+        tau = _SNAP * max(abs(float(e[0])), abs(float(e[-1])))
+        j = np.flatnonzero(np.abs(e - float(t)) <= tau)
+        nb = self.hist.size
+        if j.size == 0:
+            return self._refuse_t(t)
+        j = int(j[0])
+        if side == "above" and j < nb:  # X ≥ e_j: bins j.. and above
+            return int(full[j + 1:].sum())
+        if side == "below" and j == nb:  # X ≤ e_bins: all but above
+            return int(full[:-1].sum())
+        # a value equal to e_j shares bin j (or the closed last bin) with larger values
+        return self._refuse_t(t)
+
+    def _refuse_t(self, t):
+        raise ValueError(
+            f"t: {t!r} is not a point where this histogram is exact (an attainable value of a "
+            "lattice histogram, for side='above' a bin edge below the top one, for side='below' the "
+            "top edge); rerun with "
+            "lattice=q (q = n for B, lcm(n_i, n_j) for OFI) or with t on a bin edge.")
+
+    def tail_probability(self, t: float, side: str = "abs",
+                         confidence: float = 0.95) -> tuple[float, float, float]:
+        """(estimate, low, high): the fraction of values in the tail of :meth:`tail_count`, with
+        its Wilson interval."""
+        k = self.tail_count(t, side)
+        return (k / self.count if self.count else math.nan,
+                *wilson_interval(k, self.count, _check_confidence(confidence)))
+
+    def value_at_rank(self, r: int, upper: bool = False) -> float:
+        """The r-th smallest defined value (1-based) read off the histogram: exact on a lattice,
+        else the left (``upper=False``) or right edge of its bin; ∓inf below/above the range."""
+        cum = np.cumsum(np.concatenate([[self.below], self.hist, [self.above]]))
+        j = int(np.searchsorted(cum, r, side="left"))
+        if j == 0:
+            return -math.inf
+        if j > self.hist.size:
+            return math.inf
+        if self.lattice:
+            return float(self.values[j - 1])
+        return float(self.edges[j] if upper else self.edges[j - 1])
+
+    def quantile_intervals(self, confidence: float = 0.95) -> np.ndarray:
+        """(levels, 2) distribution-free intervals for the quantiles: order statistics
+        X_(l) ≤ ξ_p ≤ X_(u) with l, u = N p ∓ z √(N p (1 − p)) (normal approximation of the
+        binomial rank), read off the histogram (:meth:`value_at_rank`)."""
+        z = NormalDist().inv_cdf(0.5 + _check_confidence(confidence) / 2)
+        out = np.full((len(self.quantile_levels), 2), np.nan)
+        n = self.count
+        for i, p in enumerate(np.asarray(self.quantile_levels, dtype=np.float64)):
+            if n == 0:
+                continue
+            h = z * math.sqrt(n * p * (1 - p))
+            lo = min(max(math.floor(n * p - h), 1), n)
+            hi = min(max(math.ceil(n * p + h) + 1, 1), n)
+            out[i] = (self.value_at_rank(lo), self.value_at_rank(hi, upper=True))
+        return out
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (``schema_version`` included); :meth:`from_dict` inverts it."""
+        def f(v):
+            v = float(v)
+            return v if math.isfinite(v) else repr(v)
+        return {
+            "schema_version": SCHEMA_VERSION, "kind": "ofijax.Summary",
+            "count": int(self.count), "undefined": int(self.undefined),
+            "mean": f(self.mean), "var": f(self.var), "min": f(self.min), "max": f(self.max),
+            "hist": [int(v) for v in self.hist], "edges": [f(v) for v in self.edges],
+            "below": int(self.below), "above": int(self.above),
+            "quantile_levels": [float(v) for v in self.quantile_levels],
+            "quantiles": [f(v) for v in self.quantiles],
+            "lattice": None if self.lattice is None else int(self.lattice),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Summary:
+        """Inverse of :meth:`to_dict` (refuses another ``schema_version``)."""
+        if not isinstance(d, dict) or d.get("kind") != "ofijax.Summary":
+            raise ValueError("d: not a saved ofijax Summary (expected kind 'ofijax.Summary').")
+        if d.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"d: schema_version {d.get('schema_version')!r} is not supported "
+                             f"(this ofijax reads version {SCHEMA_VERSION}).")
+        g = float
+        return cls(int(d["count"]), int(d["undefined"]), g(d["mean"]), g(d["var"]), g(d["min"]),
+                   g(d["max"]), np.asarray(d["hist"], dtype=np.int64),
+                   np.asarray([g(v) for v in d["edges"]], dtype=np.float64), int(d["below"]),
+                   int(d["above"]), np.asarray(d["quantile_levels"], dtype=np.float64),
+                   np.asarray([g(v) for v in d["quantiles"]], dtype=np.float64),
+                   None if d.get("lattice") is None else int(d["lattice"]))
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as a JSON string."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> Summary:
+        """Inverse of :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+
+def _check_confidence(c: Any) -> float:
+    try:
+        v = float(c)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"confidence: must be a number in (0, 1), e.g. 0.95; got {c!r}.") from exc
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"confidence: must lie strictly between 0 and 1, e.g. 0.95; got {c!r}.")
+    return v
+
 
 class ChunkStats(NamedTuple):
-    """Per-chunk partial results (leading axis: chunks)."""
+    """Per-chunk partial results (leading axis: chunks; then the statistic's columns)."""
 
     count: Any
     undefined: Any
@@ -85,21 +316,76 @@ class ChunkStats(NamedTuple):
     m2: Any
     min: Any
     max: Any
-    hist: Any  # (chunks, bins + 2): below, bins..., above
+    hist: Any  # (..., bins + 3): below, bins..., above, off-lattice
 
 
-def _chunk_stats(values: jax.Array, valid: jax.Array, bins: int, lo: float, hi: float) -> ChunkStats:
-    """Summary of one chunk: ``values`` (chunk, k) float, ``valid`` (chunk, 1) bool.
+class _Bins(NamedTuple):
+    """The histogram plan (hashable): exact edges or a lattice."""
+
+    bins: int
+    lo: float
+    hi: float
+    lattice: int | None
+
+    @property
+    def kmin(self) -> int:
+        return math.ceil(Fraction(repr(self.lo)) * self.lattice)
+
+    @property
+    def nbins(self) -> int:
+        if self.lattice is None:
+            return self.bins
+        return math.floor(Fraction(repr(self.hi)) * self.lattice) - self.kmin + 1
+
+    def edges(self) -> np.ndarray:
+        if self.lattice is None:
+            lo = Fraction(repr(self.lo))
+            w = (Fraction(repr(self.hi)) - lo) / self.bins
+            return np.array([float(lo + k * w) for k in builtins.range(self.bins + 1)])
+        k = self.kmin + np.arange(self.nbins + 1, dtype=np.float64) - 0.5
+        return k / self.lattice
+
+    def tau(self) -> float:
+        return _SNAP * max(abs(self.lo), abs(self.hi))
+
+
+def make_bins(bins: int, lo: float, hi: float, lattice: int | None = None) -> _Bins:
+    """The histogram plan; refuses a lattice range without attainable values."""
+    plan = _Bins(int(bins), float(lo), float(hi), None if lattice is None else int(lattice))
+    if plan.lattice is not None and plan.nbins < 1:
+        raise ValueError(f"range: ({lo}, {hi}) holds no multiple of 1/{lattice}; widen it.")
+    return plan
+
+
+def _slots(x: jax.Array, plan: _Bins) -> jax.Array:
+    """Histogram slot of float64 values: 0 = below, 1..nb = bins, nb + 1 = above, nb + 2 =
+    off-lattice (lattice plans only)."""
+    nb = plan.nbins
+    if plan.lattice is None:
+        e = plan.edges()
+        tau = plan.tau()
+        lowered = jnp.asarray(e - tau, dtype=jnp.float64)
+        j = jnp.searchsorted(lowered, x, side="right")  # edges e_m with e_m − τ ≤ x
+        last = jnp.where(x <= e[-1] + tau, nb, nb + 1)  # the closed last bin
+        return jnp.where(j == nb + 1, last, j).astype(jnp.int32)
+    r = x * plan.lattice
+    k = jnp.round(r)
+    off = jnp.abs(r - k) > _LATTICE_TOL * jnp.maximum(1.0, jnp.abs(r))
+    kk = jnp.clip(k - plan.kmin, -1, nb).astype(jnp.int32) + 1
+    return jnp.where(off, nb + 2, kk)
+
+
+def _column_stats(x: jax.Array, valid: jax.Array, plan: _Bins) -> ChunkStats:
+    """Summary of one column of one chunk: ``x`` (chunk,) float64, ``valid`` (chunk,) bool.
 
     One pass: sums of x − c and (x − c)² around a shift c (the chunk's first value), so
     mean = c + S1/n and M2 = S2 − S1²/n lose at most a bit or two when c is a typical value.
     """
-    x = values
     nan = jnp.isnan(x)
     ok = valid & ~nan
     undefined = jnp.sum(valid & nan, dtype=jnp.int32)
     cnt = jnp.sum(ok, dtype=jnp.int32)
-    first = x[0, 0]
+    first = x[0]
     c = jnp.where(jnp.isfinite(first), first, jnp.zeros_like(first))
     d = jnp.where(ok, x - c, jnp.zeros_like(x))
     s1 = jnp.sum(d)
@@ -110,35 +396,47 @@ def _chunk_stats(values: jax.Array, valid: jax.Array, bins: int, lo: float, hi: 
     big = jnp.asarray(jnp.inf, x.dtype)
     mn = jnp.min(jnp.where(ok, x, big))
     mx = jnp.max(jnp.where(ok, x, -big))
-    idx = jnp.floor((x - lo) * (bins / (hi - lo))).astype(jnp.int32)
-    idx = jnp.where(x == hi, bins - 1, idx)  # the right edge closes the last bin
-    idx = jnp.clip(idx, -1, bins) + 1  # 0 = below, bins + 1 = above
-    idx = jnp.where(ok, idx, bins + 2)  # dropped slot
-    hist = jnp.zeros(bins + 3, jnp.int32).at[idx.reshape(-1)].add(1, mode="promise_in_bounds")
-    return ChunkStats(cnt, undefined, mean, m2, mn, mx, hist[: bins + 2])
+    nb = plan.nbins
+    idx = jnp.where(ok, _slots(x, plan), nb + 3)  # dropped slot
+    hist = jnp.zeros(nb + 4, jnp.int32).at[idx].add(1, mode="promise_in_bounds")
+    return ChunkStats(cnt, undefined, mean, m2, mn, mx, hist[: nb + 3])
+
+
+def _flatten_values(vals: Any, chunk_size: int) -> tuple[jax.Array, Any, list]:
+    """The statistic's output (an array or a pytree of arrays with the chunk as leading axis) as
+    float64 (chunk, k) columns, with the tree structure and each leaf's trailing shape."""
+    leaves, tree = jax.tree.flatten(vals)
+    cols, shapes = [], []
+    for leaf in leaves:
+        v = jnp.asarray(leaf)
+        if v.ndim == 0 or v.shape[0] != chunk_size:
+            raise ValueError(
+                "statistic: must return values with the chunk as leading axis (or a pytree of "
+                f"such arrays); got shape {v.shape} for a chunk of {chunk_size} samples.")
+        shapes.append(tuple(int(s) for s in v.shape[1:]))
+        cols.append(v.astype(jnp.float64).reshape(chunk_size, -1))
+    if not cols:
+        raise ValueError("statistic: returned no arrays.")
+    return jnp.concatenate(cols, axis=1), tree, shapes
 
 
 @functools.lru_cache(maxsize=32)
-def _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev):
-    """Jitted block evaluator: (key, chunk_ids (K,), valid_counts (K,), operands) -> ChunkStats (K, ...).
+def _block_fn(generate, statistic, chunk_size, plan, ndev):
+    """Jitted block evaluator: (key, chunk_ids (K,), valid_counts (K,), operands) -> ChunkStats
+    (K, k, ...), and a dict that receives the statistic's tree structure when it is traced.
 
     ``operands`` (a pytree of arrays, e.g. a lookup table) are jit arguments, not constants baked
     into the program; ``generate(key, cid, operands)`` receives them when there are any.
     """
+    info: dict = {}
 
     def one_chunk(key, cid, nvalid, operands):
         cms = generate(key, cid, operands) if operands else generate(key, cid)
-        vals = jnp.asarray(statistic(cms))
-        if vals.size % chunk_size:
-            raise ValueError(
-                "statistic: must return values with the chunk as leading axis; got shape "
-                f"{vals.shape} for a chunk of {chunk_size} samples."
-            )
-        if not jnp.issubdtype(vals.dtype, jnp.floating):
-            vals = vals.astype(jnp.float32)
-        vals = vals.reshape(chunk_size, -1)
-        valid = (jnp.arange(chunk_size, dtype=jnp.int32) < nvalid)[:, None]
-        return _chunk_stats(vals, valid, bins, lo, hi)
+        with jax.enable_x64(True):
+            vals, tree, shapes = _flatten_values(statistic(cms), chunk_size)
+            info["tree"], info["shapes"] = tree, shapes
+            valid = jnp.arange(chunk_size, dtype=jnp.int32) < nvalid
+            return jax.vmap(lambda col: _column_stats(col, valid, plan), in_axes=1)(vals)
 
     def local(key, cids, nvalids, operands):
         return lax.map(lambda a: one_chunk(key, a[0], a[1], operands), (cids, nvalids))
@@ -150,15 +448,20 @@ def _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev):
             local, mesh=mesh, in_specs=(PartitionSpec(), spec, spec, PartitionSpec()),
             out_specs=spec,
         )
-    return jax.jit(local)
+    return jax.jit(local), info
 
 
-def merge_summaries(*parts: Summary, quantile_levels=None) -> Summary:
+def _is_summary(x) -> bool:
+    return isinstance(x, Summary)
+
+
+def merge_summaries(*parts: Any, quantile_levels=None) -> Any:
     """Merge summaries of disjoint samples (same histogram edges) into one.
 
     Counts add; means and variances combine exactly (Chan et al.):
     mean = Σ n_i mean_i / n,  n var = Σ n_i var_i + Σ n_i (mean_i − mean)².
-    Quantiles are recomputed from the merged histogram.
+    Quantiles are recomputed from the merged histogram. Lists (or any pytrees) of summaries,
+    as returned for statistics with several columns, merge entry by entry.
 
     Example:
         >>> import numpy as np
@@ -171,6 +474,15 @@ def merge_summaries(*parts: Summary, quantile_levels=None) -> Summary:
     """
     if not parts:
         raise ValueError("parts: pass at least one Summary to merge.")
+    if all(isinstance(p, (list, tuple, dict)) and not _is_summary(p) for p in parts):
+        try:
+            return jax.tree.map(lambda *xs: merge_summaries(*xs, quantile_levels=quantile_levels),
+                                *parts, is_leaf=_is_summary)
+        except (ValueError, TypeError) as exc:
+            if "parts:" in str(exc):
+                raise
+            raise TypeError("parts: summaries to merge must have the same structure (e.g. "
+                            "lists of the same length).") from exc
     for p in parts:
         if not isinstance(p, Summary):
             raise TypeError(
@@ -179,9 +491,10 @@ def merge_summaries(*parts: Summary, quantile_levels=None) -> Summary:
             )
     edges = parts[0].edges
     for p in parts[1:]:
-        if p.edges.shape != edges.shape or not np.allclose(p.edges, edges):
+        if (p.edges.shape != edges.shape or not np.allclose(p.edges, edges)
+                or p.lattice != parts[0].lattice):
             raise ValueError("parts: summaries must share the same histogram bins and range.")
-    counts = np.array([p.count for p in parts], dtype=np.float64)
+    counts = np.array([p.count for p in parts], dtype=np.int64)
     means = np.array([p.mean if p.count else 0.0 for p in parts], dtype=np.float64)
     m2s = np.array([p.var * p.count if p.count else 0.0 for p in parts], dtype=np.float64)
     stats = ChunkStats(
@@ -191,14 +504,14 @@ def merge_summaries(*parts: Summary, quantile_levels=None) -> Summary:
         m2=m2s,
         min=np.array([p.min if p.count else np.inf for p in parts]),
         max=np.array([p.max if p.count else -np.inf for p in parts]),
-        hist=np.stack([np.concatenate([[p.below], p.hist, [p.above]]) for p in parts]),
+        hist=np.stack([np.concatenate([[p.below], p.hist, [p.above], [0]]) for p in parts]),
     )
     levels = parts[0].quantile_levels if quantile_levels is None else quantile_levels
-    return finalize(_Acc.from_chunks(stats), edges, levels)
+    return finalize(_Acc.from_chunks(stats), edges, levels, parts[0].lattice)
 
 
 class _Acc:
-    """Host accumulator: exact integer counts, float64 moments."""
+    """Host accumulator: exact integer counts, float64 moments (one column)."""
 
     __slots__ = ("count", "undefined", "mean", "m2", "min", "max", "hist")
 
@@ -209,11 +522,11 @@ class _Acc:
         self.m2 = 0.0
         self.min = math.inf
         self.max = -math.inf
-        self.hist = np.zeros(nbins + 2, dtype=np.int64)
+        self.hist = np.zeros(nbins + 3, dtype=np.int64)  # below, bins, above, off-lattice
 
     @classmethod
     def from_chunks(cls, st: ChunkStats) -> _Acc:
-        acc = cls(np.shape(st.hist)[-1] - 2)
+        acc = cls(np.shape(st.hist)[-1] - 3)
         acc.add_chunks(st)
         return acc
 
@@ -239,13 +552,29 @@ class _Acc:
         self.count = n
 
 
-def _quantiles(hist: np.ndarray, edges: np.ndarray, below: int, total: int, levels) -> np.ndarray:
+def _quantiles(hist: np.ndarray, edges: np.ndarray, below: int, total: int, levels,
+               lattice: int | None = None) -> np.ndarray:
     levels = np.asarray(levels, dtype=np.float64)
     out = np.full(levels.shape, np.nan)
     if total == 0:
         return out
     cum = below + np.concatenate([[0], np.cumsum(hist)])  # mass at or below each edge
     for i, q in enumerate(levels.ravel()):
+        if lattice:  # the smallest attainable value whose CDF ≥ q, compared exactly
+            fq = Fraction(repr(float(q)))
+            need = fq * total
+            if need <= below and (below > 0 or q > 0):
+                continue
+            first = int(np.searchsorted(cum[1:], 1, side="left")) if q == 0 else None
+            j = first if first is not None else next(
+                (k for k in builtins.range(1, cum.size) if cum[k] >= need), None)
+            if j is None or (first is None and j == 0):
+                continue
+            k = j if first is None else j + 1
+            if k > hist.size:
+                continue
+            out.flat[i] = _lattice_values(edges, lattice)[k - 1]
+            continue
         target = q * total
         if target < below or target > cum[-1]:
             continue
@@ -259,10 +588,10 @@ def _quantiles(hist: np.ndarray, edges: np.ndarray, below: int, total: int, leve
     return out
 
 
-def finalize(acc: _Acc, edges: np.ndarray, levels) -> Summary:
+def finalize(acc: _Acc, edges: np.ndarray, levels, lattice: int | None = None) -> Summary:
     """Turn a host accumulator into a :class:`Summary`."""
-    below, above = int(acc.hist[0]), int(acc.hist[-1])
-    hist = acc.hist[1:-1].copy()
+    below, above = int(acc.hist[0]), int(acc.hist[-2])
+    hist = acc.hist[1:-2].copy()
     levels = np.asarray(DEFAULT_QUANTILES if levels is None else levels, dtype=np.float64)
     nan = math.nan
     return Summary(
@@ -277,29 +606,42 @@ def finalize(acc: _Acc, edges: np.ndarray, levels) -> Summary:
         below=below,
         above=above,
         quantile_levels=levels,
-        quantiles=_quantiles(hist, edges, below, acc.count, levels),
+        quantiles=_quantiles(hist, edges, below, acc.count, levels, lattice),
+        lattice=lattice,
     )
 
 
-def summary_from_values(values, *, bins: int = 100, range=(-1.0, 1.0), quantiles=None) -> Summary:
-    """Summary of an in-memory array (reference implementation, NumPy float64)."""
+def summary_from_values(values, *, bins: int = 100, range=(-1.0, 1.0), quantiles=None,
+                        lattice: int | None = None) -> Summary:
+    """Summary of an in-memory array (reference implementation, NumPy float64).
+
+    Bins with numpy.histogram on float64 ``np.linspace`` edges (no snapping), or, with
+    ``lattice=q``, one bin per k/q by rounding.
+    """
     x = np.asarray(values, dtype=np.float64).ravel()
     nan = np.isnan(x)
     ok = x[~nan]
     lo, hi = float(range[0]), float(range[1])
-    edges = np.linspace(lo, hi, bins + 1)
-    acc = _Acc(bins)
+    plan = make_bins(bins, lo, hi, lattice)
+    edges = np.linspace(lo, hi, bins + 1) if lattice is None else plan.edges()
+    acc = _Acc(plan.nbins)
     acc.undefined = int(nan.sum())
     acc.count = int(ok.size)
     if ok.size:
         acc.mean = float(ok.mean())
         acc.m2 = float(((ok - acc.mean) ** 2).sum())
         acc.min, acc.max = float(ok.min()), float(ok.max())
-        inside = (ok >= lo) & (ok <= hi)
-        acc.hist[1:-1] = np.histogram(ok[inside], bins=bins, range=(lo, hi))[0]
-        acc.hist[0] = int((ok < lo).sum())
-        acc.hist[-1] = int((ok > hi).sum())
-    return finalize(acc, edges, quantiles)
+        if lattice is None:
+            inside = (ok >= lo) & (ok <= hi)
+            acc.hist[1:-2] = np.histogram(ok[inside], bins=bins, range=(lo, hi))[0]
+            acc.hist[0] = int((ok < lo).sum())
+            acc.hist[-2] = int((ok > hi).sum())
+        else:
+            k = np.round(ok * lattice).astype(np.int64) - plan.kmin
+            acc.hist[0] = int((k < 0).sum())
+            acc.hist[-2] = int((k >= plan.nbins).sum())
+            acc.hist[1:-2] = np.bincount(k[(k >= 0) & (k < plan.nbins)], minlength=plan.nbins)
+    return finalize(acc, edges, quantiles, lattice)
 
 
 def _process_grid() -> tuple[int, int]:
@@ -312,6 +654,24 @@ def _allgather(st: ChunkStats) -> ChunkStats:
     from jax.experimental import multihost_utils
 
     return ChunkStats(*(np.asarray(x) for x in multihost_utils.process_allgather(tuple(st))))
+
+
+def _rebuild(summaries: list, tree, shapes) -> Any:
+    """Columns back into the statistic's structure: a Summary per scalar leaf, nested lists for
+    leaves with trailing axes."""
+    out, pos = [], 0
+    for shp in shapes:
+        size = math.prod(shp)
+        cols = summaries[pos : pos + size]
+        pos += size
+        if not shp:
+            out.append(cols[0])
+            continue
+        arr = cols
+        for dim in reversed(shp[1:]):
+            arr = [arr[i : i + dim] for i in builtins.range(0, len(arr), dim)]
+        out.append(arr)
+    return jax.tree.unflatten(tree, out)
 
 
 def stream(
@@ -327,11 +687,14 @@ def stream(
     chunks_per_block: int | None = None,
     desc: str = "ofijax",
     devices: int | None = None,
-) -> Summary:
+    lattice: int | None = None,
+) -> Any:
     """Run ``statistic(generate(key, chunk_index))`` over ⌈total / chunk_size⌉ chunks.
 
     A ``generate`` with an ``operands()`` method returning a non-empty tuple of arrays is called
     as ``generate(key, chunk_index, operands)`` with those arrays passed as jit arguments.
+    Returns one :class:`Summary` for a statistic of shape (chunk,), nested lists of summaries for
+    (chunk, *s), and the same pytree of those for a pytree of arrays: one pass over the samples.
 
     Under ``jax.distributed`` (P processes, e.g. hosts) the blocks are dealt out in rounds:
     in round t process r evaluates block t·P + r on its *local* devices, the P block summaries
@@ -341,6 +704,7 @@ def stream(
     single-process run (bit for bit), in O(P · block) memory.
     """
     lo, hi = float(range[0]), float(range[1])
+    plan = make_bins(bins, lo, hi, lattice)
     ndev = len(jax.local_devices()) if devices is None else int(devices)
     n_proc, rank = _process_grid()
     n_chunks = -(-total // chunk_size)
@@ -352,10 +716,19 @@ def stream(
     n_blocks = -(-n_chunks // per_block)
     even = -(-n_chunks // n_blocks)
     per_block = -(-even // ndev) * ndev
-    fn = _block_fn(generate, statistic, chunk_size, bins, lo, hi, ndev)
+    fn, info = _block_fn(generate, statistic, chunk_size, plan, ndev)
     operands = generate.operands() if hasattr(generate, "operands") else ()
-    acc = _Acc(bins)
+    accs: list[_Acc] | None = None
     prog = Progress(total, desc, unit="samples", enabled=None if rank == 0 else False)
+
+    def add(st):
+        nonlocal accs
+        k = np.shape(st.count)[-1]
+        if accs is None:
+            accs = [_Acc(plan.nbins) for _ in builtins.range(k)]
+        for j, acc in enumerate(accs):
+            acc.add_chunks(ChunkStats(*(np.asarray(x)[:, j] for x in st)))
+
     try:
         for first in builtins.range(0, n_blocks, n_proc):
             # this process's block of the round (past the end: all-padding, zero valid samples)
@@ -366,15 +739,22 @@ def stream(
                     operands)
             st = jax.tree.map(np.asarray, st)
             if n_proc == 1:
-                acc.add_chunks(st)
+                add(st)
                 prog.update(int(nvalid.sum()))
                 continue
             every = _allgather(st)
             for j in builtins.range(min(n_proc, n_blocks - first)):  # in block order
-                acc.add_chunks(ChunkStats(*(x[j] for x in every)))
+                add(ChunkStats(*(x[j] for x in every)))
             done = (min(total, min(first + n_proc, n_blocks) * per_block * chunk_size)
                     - min(total, first * per_block * chunk_size))
             prog.update(done)
     finally:
         prog.close()
-    return finalize(acc, np.linspace(lo, hi, bins + 1), quantiles)
+    off = sum(int(a.hist[-1]) for a in accs)
+    if off:
+        raise ValueError(
+            f"lattice: {off:,} values are not multiples of 1/{lattice}; pass the statistic's "
+            "denominator (n for B, lcm(n_i, n_j) for OFI) or use bins instead of lattice.")
+    edges = plan.edges()
+    summaries = [finalize(a, edges, quantiles, plan.lattice) for a in accs]
+    return _rebuild(summaries, info["tree"], info["shapes"])

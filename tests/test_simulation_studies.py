@@ -1,0 +1,201 @@
+"""Simulation studies (#41): exact lattice histograms, float64 summaries, several statistics per
+pass, Monte Carlo intervals, saved results. References: Fractions, brute force, NumPy."""
+
+import json
+import math
+from fractions import Fraction
+
+import jax
+import numpy as np
+import pytest
+
+import ofijax
+from ofijax import distributions as D
+
+
+def exact_bins(values, bins, lo, hi):
+    """Exact numpy.histogram convention on rationals: [E_k, E_k+1), last bin closed."""
+    flo, fhi = Fraction(repr(lo)), Fraction(repr(hi))  # the decimals the user wrote
+    w = (fhi - flo) / bins
+    hist, below, above = [0] * bins, 0, 0
+    for v, c in values:
+        if v < flo:
+            below += c
+        elif v > fhi:
+            above += c
+        elif v == fhi:
+            hist[-1] += c
+        else:
+            hist[math.floor((v - flo) / w)] += c
+    return hist, below, above
+
+
+def b_values(n):
+    pmf = D.marginal_benefit_pmf(n)
+    return [(Fraction(int(d), n), c) for d, c in zip(pmf.numerators, pmf.counts)]
+
+
+# the issue's cases (n = 10, 20 bins; n = 100 with the defaults) and edges on the lattice
+CASES = [(10, 20, (-1.0, 1.0)), (100, 100, (-1.0, 1.0)), (7, 7, (-1.0, 1.0)),
+         (30, 50, (-0.5, 0.5)), (12, 4, (0.0, 1.0)), (20, 10, (-0.3, 0.7)), (9, 3, (-1.0005, 1.0005))]
+
+
+@pytest.mark.parametrize("n,bins,rng", CASES)
+def test_reduce_all_histogram_is_exact_against_fractions(n, bins, rng):
+    s = D.reduce_all(n, ofijax.marginal_benefit, bins=bins, range=rng)
+    hist, below, above = exact_bins(b_values(n), bins, *rng)
+    assert s.hist.tolist() == hist
+    assert (s.below, s.above) == (below, above)
+    assert s.count == D.num_confusion_matrices(n)
+    if n == 10 and bins == 20:
+        assert hist[:6] == [1, 2, 4, 6, 9, 12]  # the issue's exact counts
+
+
+def test_reduce_all_moments_are_float64():
+    s = D.reduce_all(10, ofijax.marginal_benefit, bins=20)
+    assert abs(s.mean) < 1e-15
+    assert math.isclose(s.var, 0.14, rel_tol=1e-14)
+
+
+def test_monte_carlo_histogram_exact_on_lattice_edges():
+    key, n, chunk, num, bins = jax.random.key(9), 10, 256, 1000, 20
+    vals = []
+    for c in range(-(-num // chunk)):
+        cms = np.asarray(D.sample_uniform(jax.random.fold_in(key, c), n, (chunk,)))
+        vals.append(cms[:, 2] - cms[:, 1])
+    d = np.concatenate(vals)[:num]
+    hist, below, above = exact_bins([(Fraction(int(x), n), 1) for x in d], bins, -1.0, 1.0)
+    s = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, chunk_size=chunk,
+                      bins=bins)
+    assert s.hist.tolist() == hist and (s.below, s.above) == (below, above)
+    # lattice histogram: one bin per value d/n, counts equal to a bincount of d
+    lat = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, chunk_size=chunk,
+                        lattice=n)
+    assert lat.hist.tolist() == np.bincount(d + n, minlength=2 * n + 1).tolist()
+    np.testing.assert_array_equal(lat.values, np.arange(-n, n + 1) / n)
+
+
+def brute_quantile(pairs, total, q):
+    """Smallest value whose CDF ≥ q (Fractions)."""
+    cum = 0
+    for v, c in pairs:
+        cum += c
+        if c and cum >= Fraction(repr(q)) * total:
+            return v
+    raise AssertionError
+
+
+@pytest.mark.parametrize("n", [3, 10])
+def test_lattice_quantiles_equal_pmf_inverse_cdf(n):
+    levels = (0.0, 0.005, 0.1, 0.25, 0.5, 0.75, 0.9, 0.995, 1.0)
+    pmf = D.marginal_benefit_pmf(n)
+    s = D.reduce_all(n, ofijax.marginal_benefit, lattice=n, quantiles=levels)
+    pairs = b_values(n)
+    want = [float(brute_quantile(pairs, pmf.total, q)) for q in levels]
+    assert s.quantiles.tolist() == want
+    assert pmf.quantile(levels).tolist() == want
+    assert s.hist.tolist() == list(pmf.counts)
+
+
+def test_pmf_tail_probability_and_quantile_against_fractions():
+    pmf = D.ofi_pmf(4, 6)
+    vals = pmf.exact_values()
+    for t in (0.0, 0.25, 0.3, 1 / 3, 0.5, 1.0):
+        ft = Fraction(repr(t))
+        want = Fraction(sum(c for v, c in zip(vals, pmf.counts) if abs(v) >= ft), pmf.total)
+        assert pmf.tail_probability(t, exact=True) == want
+        assert math.isclose(pmf.tail_probability(t), float(want), rel_tol=1e-12)
+    mpmf = D.marginal_benefit_pmf(8, [0.1, 0.2, 0.3, 0.4])
+    cdf = np.cumsum(mpmf.probs)
+    for q in (0.05, 0.5, 0.95):
+        assert mpmf.quantile([q])[0] == mpmf.values[np.searchsorted(cdf, q - 1e-12)]
+
+
+def test_several_statistics_in_one_pass():
+    ni, nj, num = 5, 8, 3000
+    pair = D.pair_sampler(D.uniform_sampler(ni), D.uniform_sampler(nj))
+
+    def both(cms):
+        b = ofijax.marginal_benefit(cms)  # (chunk, 2)
+        return jax.numpy.stack([b[:, 0], b[:, 0] - b[:, 1]], axis=-1)
+
+    key = jax.random.key(2)
+    s_b, s_ofi = D.monte_carlo(key, both, pair, num, chunk_size=512, bins=8, range=(-2, 2))
+    ref_ofi = D.monte_carlo(key, D.pair_statistic(), pair, num, chunk_size=512, bins=8,
+                            range=(-2, 2))
+    assert s_b.count == s_ofi.count == num  # not one pooled count of 2N
+    assert s_ofi.hist.tolist() == ref_ofi.hist.tolist()
+    assert math.isclose(s_ofi.mean, ref_ofi.mean, rel_tol=1e-12, abs_tol=1e-15)
+    # a pytree of statistics gives the same pytree of summaries
+    tree = D.monte_carlo(key, lambda c: {"b": ofijax.marginal_benefit(c)[:, 0],
+                                         "ofi": D.pair_statistic()(c)},
+                         pair, num, chunk_size=512, bins=8, range=(-2, 2))
+    assert tree["ofi"].hist.tolist() == ref_ofi.hist.tolist()
+    assert tree["b"].hist.tolist() == s_b.hist.tolist()
+    merged = D.merge_summaries([s_b, s_ofi], [s_b, s_ofi])
+    assert [m.count for m in merged] == [2 * num, 2 * num]
+
+
+def test_off_lattice_values_are_refused():
+    with pytest.raises(ValueError, match="^lattice:"):
+        D.reduce_all(6, ofijax.marginal_benefit, lattice=4)
+    with pytest.raises(ValueError, match="^lattice:"):
+        D.reduce_all(6, ofijax.marginal_benefit, lattice=0)
+
+
+def wilson_ref(k, n, z):
+    p = k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return c - h, c + h
+
+
+def test_intervals_tail_and_quantiles():
+    from scipy import stats
+
+    n, num, key = 10, 20_000, jax.random.key(4)
+    s = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, lattice=n,
+                      chunk_size=4096)
+    pmf = D.marginal_benefit_pmf(n)
+    k = s.tail_count(0.4)  # |B| ≥ 0.4
+    counts = s.hist
+    assert k == int(counts[:7].sum() + counts[-7:].sum())
+    p, lo, hi = s.tail_probability(0.4)
+    z = stats.norm.ppf(0.975)
+    assert p == k / num
+    np.testing.assert_allclose((lo, hi), wilson_ref(k, num, z), rtol=1e-12)
+    assert lo < float(pmf.tail_probability(0.4)) < hi  # 50/143 inside (seed fixed)
+    m_lo, m_hi = s.mean_interval()
+    assert math.isclose(m_hi - m_lo, 2 * z * s.stderr, rel_tol=1e-12)
+    qi = s.quantile_intervals()
+    exact_q = pmf.quantile(s.quantile_levels)
+    assert np.all(qi[:, 0] <= s.quantiles) and np.all(s.quantiles <= qi[:, 1])
+    assert np.all((qi[:, 0] <= exact_q) & (exact_q <= qi[:, 1]))
+    assert s.tail_count(0.45) == s.tail_count(0.5)  # on the lattice d/10 any t is exact
+    b = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, bins=20,
+                      chunk_size=4096)
+    assert b.tail_count(0.4, "above") == s.tail_count(0.4, "above")  # 0.4 is a bin edge
+    with pytest.raises(ValueError, match="^t:"):
+        b.tail_count(0.45, "above")  # inside a bin: the histogram cannot tell
+
+
+def test_summary_and_pmf_round_trip_json():
+    s = D.reduce_all(5, ofijax.marginal_benefit, lattice=5)
+    back = D.Summary.from_json(json.dumps(json.loads(s.to_json())))
+    assert back.lattice == 5 and back.hist.tolist() == s.hist.tolist()
+    assert (back.count, back.mean, back.var) == (s.count, s.mean, s.var)
+    np.testing.assert_array_equal(back.edges, s.edges)
+    np.testing.assert_array_equal(back.quantiles, s.quantiles)
+    pmf = D.ofi_pmf(3, 5)
+    p2 = D.PMF.from_dict(json.loads(json.dumps(pmf.to_dict())))
+    assert p2.counts == pmf.counts and p2.total == pmf.total
+    np.testing.assert_array_equal(p2.values, pmf.values)
+    bad = s.to_dict() | {"schema_version": 99}
+    with pytest.raises(ValueError, match="^d: schema_version"):
+        D.Summary.from_dict(bad)
+
+
+def test_exact_under_x64_too():
+    with jax.enable_x64(True):
+        s = D.reduce_all(10, ofijax.marginal_benefit, bins=20)
+    assert s.hist.tolist() == exact_bins(b_values(10), 20, -1.0, 1.0)[0]
