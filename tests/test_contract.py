@@ -907,6 +907,24 @@ def test_scans_align_pandas_index(name, t, perm_seed):
     assert_same(scan_view(r, SCAN_BACK["str"]), base, f"{name}: pandas Series in another index order")
 
 
+@settings(SETTINGS, max_examples=2)
+@given(t=SCAN_TABLES, perm_seed=st.integers(0, 2**32 - 1))
+def test_scan_cells_equal_row_scans(t, perm_seed):
+    """stats.fpr_scan_cells / tpr_scan_cells on ``stats.collect`` of the rows (in another order, as
+    a polars frame too) find the row scans' subgroup and score."""
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    tp = _permute_table(t, perm)
+    df = pd.concat([_attrs(tp), pd.DataFrame({"y": tp["y"], "p": tp["p"]})], axis=1)
+    for frame in (df, pl.from_pandas(df)):
+        cells = stats.collect(frame, label="y", pred="p", attrs=["a", "b", "c"]).cells
+        for name, fn in (("fpr_scan", stats.fpr_scan_cells), ("tpr_scan", stats.tpr_scan_cells)):
+            want = scan_view(SCANS[name](_attrs(t), t), SCAN_BACK["str"])
+            r = fn(cells, key=0, **RESTARTS)
+            got = {"subset": {c: frozenset(SCAN_BACK["str"][c][v] for v in vals) for c, vals in r.subset.items()},
+                   "score": float(r.score), "q": float(r.q), "size": int(r.size)}
+            assert_same(got, {c: want[c] for c in got}, f"stats.{name}_cells vs {name}", rtol=1e-9)
+
+
 def test_audit_scan_option_rows_permuted():
     """``audit(..., scan=True)``: rows permuted give the same worst subgroups (every field of
     ``af.scan``)."""
