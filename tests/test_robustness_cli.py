@@ -88,7 +88,9 @@ INVALID = [
     (["audit", *D, "--pred", "pred", "--group", "g", "--threshold", "inf", "--out", "rep"], "--threshold"),
     (["audit", *D, "--pred", "pred", "--group", "age", "--out", "rep"], "--bins"),
     (["audit", *D, "--pred", "pred", "--group", "nope", "--out", "rep"], "--group"),
-    (["audit", "--data", "data.csv", "--pred", "pred", "--group", "g", "--out", "rep"], "--label"),
+    # without --label the audit now writes the label-free impact-ratio report (#42)
+    (["audit", "--data", "data.csv", "--pred", "pred", "--group", "g", "--lower-is-better", "--out", "rep"],
+     "--lower-is-better"),
     ([*SCAN, "--prob", "zz"], "--prob"),
     (["scan", *D, "--pred", "pred", "--group", "nope", "--out", "rep"], "--attr"),
     (["scan", *D, "--pred", "pred", "--group", "age", "--out", "rep"], "--attr"),
