@@ -345,3 +345,18 @@ def test_report_html_in_headless_chromium(tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text(text.replace("<body>", '<body><img src="http://example.invalid/x.png">'))
     assert any(":CONSOLE" in ln for ln in _chromium("--dump-dom", bad.as_uri()).stderr.splitlines())
+
+
+def test_batch_audit_writes_report_html_with_frontier(tmp_path):
+    out = tmp_path / "b"
+    assert main(["audit", "--score", "decile_score", "--thresholds", "2:8:2", "--harmful-label", "--quiet",
+                 "--out", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "Pareto frontier" in page and "data:image/png;base64," in page and 'id="provenance"' in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    rep = json.loads((out / "batch.json").read_text())
+    assert rep["schema_version"] == "1.0" and rep["provenance"]["rows_used"] == 4020
+    if CHROMIUM:
+        res = _chromium("--dump-dom", (out / "report.html").as_uri())
+        assert [ln for ln in res.stderr.splitlines() if ":CONSOLE" in ln] == []
+        assert res.stdout.count("<table") >= 4

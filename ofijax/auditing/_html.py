@@ -53,7 +53,9 @@ figure{margin:0}figcaption{color:var(--mute);font-size:.85em;max-width:520px}
 .methods{white-space:pre-wrap;font-size:.88em;background:var(--soft);border:1px solid var(--line);
 border-radius:6px;padding:10px 14px}
 @media print{body{max-width:none;padding:0;font-size:11pt}h2{break-after:avoid}
-table,figure,.summary{break-inside:avoid}a{color:inherit;text-decoration:none}}
+table,figure,.summary{break-inside:avoid}a{color:inherit;text-decoration:none}
+.scroll{overflow:visible}table{font-size:8pt}}
+.scroll{overflow-x:auto}
 """
 
 _VCLASS = {"algorithmic bias": "v-bias", "selection-rate disparity": "v-disp",
@@ -160,10 +162,13 @@ def _summary(report: dict) -> str:
                   if d.get("harmful_label") else "label/prediction 1 = the beneficial outcome"))
     s = report.get("settings")
     if s:
-        items.append(("Settings", f"OFI test: {s.get('null')} null ({s.get('method')}), {s.get('correction')} "
-                      f"correction, alpha = {s.get('alpha')}; bootstrap {s.get('num_samples')} resamples at "
-                      f"{100 * float(s.get('confidence', 0.95)):.0f}%; smallest group judged: "
-                      f"{s.get('min_group_size')}"))
+        text = (f"OFI test: {s.get('null')} null ({s.get('method')}), {s.get('correction')} correction, "
+                f"alpha = {s.get('alpha')}")
+        if s.get("num_samples") and "confidence" in s:
+            text += f"; bootstrap {s['num_samples']} resamples at {100 * float(s['confidence']):.0f}%"
+        if s.get("min_group_size") is not None:
+            text += f"; smallest group judged: {s['min_group_size']}"
+        items.append(("Settings", text))
     if report.get("command"):
         items.append(("Command", report["command"]))
     dl = "".join(f"<dt>{_e(a)}</dt><dd>{_e(b)}</dd>" for a, b in items)
@@ -300,12 +305,38 @@ def _provenance_html(report: dict) -> str:
     files = p.get("inputs") or []
     ftab = _table(["input", "bytes", "SHA-256"], [[f.get("path"), f.get("bytes"), f.get("sha256")] for f in files],
                   num={1}) if files else ""
-    return ('<section id="provenance"><h2>Provenance</h2>' + _table(["", ""], body) + ftab
+    return ('<section id="provenance"><h2>Provenance</h2>' + _table(["item", "value"], body) + ftab
             + (f'<p class="note">{_e(p["inputs_note"])}</p>' if p.get("inputs_note") else "") + "</section>")
 
 
+def _frame_html(df: Any, max_listed: int) -> str:
+    """A DataFrame as a table (numbers right-aligned, floats with 3 decimals)."""
+    import numbers
+
+    t = df.head(max_listed)
+    head = [str(c) for c in t.columns]
+    body, num = [], set()
+    for row in t.itertuples(index=False):
+        cells = []
+        for c, x in enumerate(row):
+            if isinstance(x, bool) or x is None:
+                cells.append("" if x is None else str(x))
+            elif isinstance(x, numbers.Integral):
+                cells.append(f"{int(x):,}")
+                num.add(c)
+            elif isinstance(x, numbers.Real):
+                cells.append(_num(float(x), 3))
+                num.add(c)
+            else:
+                cells.append(str(x))
+        body.append(cells)
+    more = (f'<p class="note">First {max_listed} of {len(df)} rows; all are in the JSON report.</p>'
+            if len(df) > max_listed else "")
+    return '<div class="scroll">' + _table(head, body, num=num) + "</div>" + more
+
+
 def render_html(report: dict, *, title: str = "ofijax audit report", max_listed: int = MAX_LISTED,
-                extra_sections: tuple = ()) -> str:
+                extra_sections: tuple = (), figures: tuple = ()) -> str:
     """The self-contained ``report.html`` of a report dict (the content of report.json).
 
     Args:
@@ -314,8 +345,10 @@ def render_html(report: dict, *, title: str = "ofijax audit report", max_listed:
             any may be missing).
         title: the page title.
         max_listed: most pairs and groups listed (all are in report.json).
-        extra_sections: ``(heading, html)`` pairs added before the provenance (e.g. a batch
-            audit's frontier).
+        extra_sections: ``(heading, table)`` or ``(heading, table, note)`` added before the
+            provenance (e.g. a batch audit's candidates and frontier); ``table`` is a DataFrame
+            (escaped, shown up to ``max_listed`` rows) or None.
+        figures: ``(caption, png_bytes)`` embedded as data URIs after the extra sections.
 
     Example:
         >>> from ofijax.auditing._html import render_html
@@ -363,8 +396,18 @@ def render_html(report: dict, *, title: str = "ofijax audit report", max_listed:
         lis = "".join(f"<li><b>{_e(name)}</b>: {_e(r.get('description', '') if isinstance(r, dict) else r)}</li>"
                       for name, r in scan.items())
         parts.append(f'<section id="scan"><h2>Worst subgroups (scan)</h2><ul>{lis}</ul></section>')
-    for head, body in extra_sections:
-        parts.append(f"<section><h2>{_e(head)}</h2>{body}</section>")
+    for sec in extra_sections:
+        head, tab, note = (tuple(sec) + (None,))[:3]
+        body = "" if tab is None else _frame_html(tab, max_listed)
+        parts.append(f"<section><h2>{_e(head)}</h2>{body}"
+                     + (f'<p class="note">{_e(note)}</p>' if note else "") + "</section>")
+    if figures:
+        import base64
+
+        figs = "".join(f'<figure><img alt="{_e(cap)}" style="max-width:100%" src="data:image/png;base64,'
+                       f'{base64.b64encode(png).decode("ascii")}"><figcaption>{_e(cap)}</figcaption></figure>'
+                       for cap, png in figures)
+        parts.append(f'<section id="figures"><h2>Figures</h2><div class="figs">{figs}</div></section>')
     parts.append(_provenance_html(report))
     notes = list(report.get("notes") or [])
     meth = HOW_TO_READ.strip().split("\n", 1)[1].strip()

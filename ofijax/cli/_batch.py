@@ -216,6 +216,10 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
         "frontier_di_ratio": [_py(x) for x in fr_di.index],
         "feasible": [_py(x) for x in feasible.index],
     }
+    from ofijax.cli._output import add_report_extras
+
+    report = add_report_extras(report, args, rows_read=len(df), rows_used=len(prep["y"]),
+                               inputs=getattr(args, "input_hashes", None))
 
     # write everything into a temporary folder first, then move the files into --out
     out = args.out
@@ -236,6 +240,9 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
         written += images
         _markdown(ba, report, sev, fr_ofi, fr_di, feasible, os.path.join(tmp, "report.md"), images, plot_note)
         written.append("report.md")
+        _html(ba, report, sev, fr_ofi, fr_di, feasible, os.path.join(tmp, "report.html"),
+              [os.path.join(tmp, im) for im in images], plot_note)
+        written.append("report.html")
         os.makedirs(out, exist_ok=True)
         for f in written:
             os.replace(os.path.join(tmp, f), os.path.join(out, f))
@@ -357,3 +364,51 @@ def _markdown(ba, report, sev, fr_ofi, fr_di, feasible, path, images, plot_note)
         lines += ["", "## Frontier", ""] + [f"![{im}]({im})" for im in images]
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
+
+
+def _html(ba, report, sev, fr_ofi, fr_di, feasible, path, image_paths, plot_note) -> None:
+    """report.html of a batch audit: the summary, the candidates, the frontiers, the feasible
+    candidates, the frontier figure (a data URI), provenance and methods (self-contained)."""
+    from ofijax.auditing import render_html
+
+    s = ba.settings
+    cols = [c for c in ("threshold",) if c in sev.columns] + [
+        "utility", "accuracy", "selection_rate", "max_abs_ofi", "worst_pair", "worst_ofi", "min_p_adjusted",
+        "di_ratio", "n_significant", "n_significant_across", "verdict"]
+
+    def view(df):
+        t = df[[c for c in cols if c in df.columns]].reset_index()
+        if "threshold" in t.columns:  # the candidate is its threshold
+            t = t.drop(columns=[c for c in t.columns if c == "candidate"])
+            t["threshold"] = t["threshold"].map(lambda x: _fmt(_py(x)))
+        if s["utility"] == "accuracy" and "accuracy" in t.columns:
+            t = t.drop(columns=["utility"])
+        for c in t.columns:
+            if t[c].dtype == object:
+                t[c] = t[c].map(lambda x: str(_py(x)))
+        return t
+
+    page = dict(_clean(report))
+    page["notes"] = list(ba.notes) + ([plot_note] if plot_note else []) + [
+        "Selection caveat: picking the best of many candidates is itself a selection among many noisy "
+        "comparisons; n_significant counts pairs significant within the candidate, n_significant_across "
+        "those still significant after the correction over the whole batch. Confirm the chosen candidate "
+        "on held-out data with a one-model `ofijax audit`."]
+    page["data"] = {**page["data"], "pred": ", ".join(page["data"].get("pred", []))
+                    if "pred" in page["data"] else f"score {page['data'].get('score')} thresholded"}
+    sections = [
+        ("Candidates, most severe first", view(sev),
+         f"{s['num_candidates']} candidates x {s['num_pairs']} pairs; {s['correction']} within each "
+         f"candidate, {s['across']} across all; alpha = {s['alpha']}."),
+        (f"Pareto frontier: {s['utility']} vs max |OFI|", view(fr_ofi.iloc[::-1])),
+        (f"Pareto frontier: {s['utility']} vs DI ratio", view(fr_di.iloc[::-1])),
+        ("Candidates with no significant algorithmic bias and every DI in [0.8, 1.25]",
+         view(feasible) if len(feasible) else None, None if len(feasible) else "None."),
+    ]
+    figures = []
+    for p in image_paths:
+        with open(p, "rb") as fh:
+            figures.append(("Frontier: utility against max |OFI| and the DI ratio", fh.read()))
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(render_html(page, title="ofijax batch audit report", extra_sections=tuple(sections),
+                             figures=tuple(figures)))

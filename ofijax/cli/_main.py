@@ -551,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "earlier ones' people), with family-wise p-values")
     o = pa.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", default="ofijax-report",
-                   help="directory for report.json, report.md and the heatmap PNGs")
+                   help="directory for report.json, report.md, report.html and the heatmap PNGs")
     o.add_argument("--force", action="store_true", help="replace an existing --out folder")
     o.add_argument("--no-plots", action="store_true", help="do not write heatmap PNGs")
     o.add_argument("--quiet", action="store_true", help="print only the verdicts")
@@ -717,8 +717,10 @@ def _cmd_audit(args) -> int:
     from ofijax import __version__
     from ofijax.auditing import audit
     from ofijax.cli._batch import dispatch_batch
-    from ofijax.cli._output import check_out_dir
+    from ofijax.cli._output import check_out_dir, start_hashing
 
+    hashes = start_hashing(args.data)  # SHA-256 of the inputs, overlapping the audit (provenance)
+    args.input_hashes = hashes
     if (rc := dispatch_batch(args, source=_source, prepare=prepare)) is not None:  # batch audit
         return rc
     if not 0.0 < args.alpha < 1.0:
@@ -732,10 +734,6 @@ def _cmd_audit(args) -> int:
     if (args.label is None or args.scoring_rate is not None) and args.data and getattr(args, "engine", "auto") == "auto" \
             and os.path.isfile(args.data):
         args.engine = "pandas"  # label-free tables and the exact median of scores read the rows
-    from ofijax.cli._output import start_hashing
-
-    hashes = start_hashing(args.data)  # SHA-256 of the inputs, overlapping the audit
-    args.input_hashes = hashes
     if _sources.use_stats(args):  # directories, globs, single files needing only counts, stream/spark
         try:
             return _sources.cmd_audit(args, _finish_audit)
@@ -883,7 +881,7 @@ def _label_free_audit(args, df, desc: str, hashes) -> int:
 
 
 def _finish_audit(args, af, report: dict, desc: str, rows: int, elapsed: float) -> int:
-    """Write report.json, report.md and the heatmaps atomically into ``--out`` and print the summary
+    """Write report.json, report.md, report.html and the heatmaps atomically into ``--out`` and print the summary
     (shared by the in-memory and the streaming/Spark audit)."""
     from ofijax.auditing import (
         impact_lines,
