@@ -152,6 +152,18 @@ def _summary(report: dict) -> str:
     if read is not None and used is not None and read != used and not d.get("rows_dropped"):
         excl.append(f"{read - used} not used")
     items.append(("Rows", f"{read} read, {used} audited" + (f" ({'; '.join(excl)})" if excl else "")))
+    imp = report.get("impact_ratios") or {}
+    if imp.get("rows"):
+        small = [f"{r['attribute']} = {r['category']} ({r['n']})" for r in imp["rows"] if r.get("excluded")]
+        unk = {a: u for a, u in (imp.get("unknown") or {}).items() if u}
+        text = (f"{len(small)} categor{'y' if len(small) == 1 else 'ies'} under "
+                f"{100 * float(imp.get('min_share') or 0.02):g}% left out of the impact ratios (listed): "
+                + ", ".join(small[:8]) + (" …" if len(small) > 8 else "") if small
+                else "no category left out of the impact ratios")
+        if unk:
+            text += "; unknown values (left out of that attribute's table): " + ", ".join(
+                f"{a} {u:,}" for a, u in unk.items())
+        items.append(("Exclusions", text))
     cols = [f"prediction {d.get('pred')!s}" if d.get("pred") else None,
             f"label {d.get('label')!s}" if d.get("label") else "no label (OFI needs labels)",
             f"groups by {', '.join(map(str, d.get('group', [])))}"]

@@ -59,6 +59,20 @@ For each pair of groups i and j:
   when it is below 0.8 (DI < 0.8 or DI > 1.25); a group that selects no one against one that
   selects someone fails, whichever is named first; it is undefined only when neither is selected.
 - TE (treatment equality) = FN_i/FP_i − FN_j/FP_j.
+- detectable |OFI| (report.json: detectable_ofi): the smallest |OFI| the pair's test would detect
+  with 80% power at the unadjusted alpha, at these group sizes: (z_{1−α/2} + z_{0.8}) times the
+  sd of OFI under the pooled null's cell probabilities (a normal approximation; the uniform null's
+  variance under the uniform null). A pair without significance says how large a bias it could
+  have missed.
+
+Impact ratios (report.json: impact_ratios; no label needed): for each group column alone and
+their intersection, each category's selection rate (or, with --scoring-rate, the share scoring
+strictly above the full sample's median) over the highest rate (the reference, 1.00), as NYC
+Local Law 144 audits lay them out. An empty group value is an unknown category: counted and left
+out of that attribute's table only. A category under 2% of the known rows is listed but left out
+of the ratios (--keep-small keeps it). Each row tests its rate against the reference's: Fisher's
+exact test when an expected cell count is below 5, else the two-proportion z-test (the EEOC's
+"two or three standard deviations"); the p-values are not adjusted for multiplicity.
 
 Verdicts (OFI paper, §2.3), most severe first:
 
@@ -204,7 +218,8 @@ def impact_lines(section: dict, md: bool = True) -> list[str]:
         tab = pd.DataFrame([{
             "category": r["category"], "n": r["n"], cnt.replace("_", " "): r[cnt],
             rate.replace("_", " "): _num(r[rate], 3),
-            "impact ratio": _num(r["impact_ratio"], 2), "p": format_p(r["p_value"]),
+            "impact ratio": "excluded" if r.get("excluded") else _num(r["impact_ratio"], 2),
+            "p": "" if r.get("excluded") or r.get("reference") else format_p(r["p_value"]),
             "test": r["test"]} for r in rows if r["attribute"] == a])
         out += (["", f"### {a}", ""] if md else ["", f"  {a}:"])
         out.append(_md_table(tab) if md else tab.to_string(index=False))

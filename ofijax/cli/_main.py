@@ -849,7 +849,7 @@ def _label_free_audit(args, df, desc: str, hashes) -> int:
     t0 = time.perf_counter()
     table = _impact_table(args, df)
     check_out_dir(args.out, args.force)
-    used = int(sum(table[table["attribute"] == table["attribute"].iloc[0]]["n"])) if len(table) else 0
+    used = len(df) - int(table.attrs.get("unknown_outcome", 0))  # rows with a known prediction/score
     report = {
         "ofijax_version": __version__,
         "command": "ofijax " + " ".join(args.argv),
