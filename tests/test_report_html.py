@@ -341,6 +341,11 @@ def test_report_html_in_headless_chromium(tmp_path):
     assert img.shape == (2400, 1200)
     dark = (img < 128).mean()
     assert 0.005 < dark < 0.5 and img.std() > 20, (dark, img.std())  # text drawn, not blank
+    # printable: Chromium prints it to a PDF of more than one page
+    pdf = tmp_path / "report.pdf"
+    res = _chromium("--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri())
+    assert res.returncode == 0 and pdf.exists() and pdf.read_bytes().startswith(b"%PDF")
+    assert pdf.read_bytes().count(b"/Type /Page") - pdf.read_bytes().count(b"/Type /Pages") >= 2
     # a page that breaks the rules is caught by the same checks (the test can fail)
     bad = tmp_path / "bad.html"
     bad.write_text(text.replace("<body>", '<body><img src="http://example.invalid/x.png">'))

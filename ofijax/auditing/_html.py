@@ -16,7 +16,7 @@ import html
 import math
 from typing import Any
 
-from ofijax.auditing._report import HOW_TO_READ, MAX_LISTED, format_p
+from ofijax.auditing._report import HOW_TO_READ, MAX_LISTED, format_p, scan_lines
 from ofijax.auditing._verdicts import VERDICTS, format_number
 
 __all__ = ["render_html", "MAX_SVG_GROUPS"]
@@ -405,8 +405,8 @@ def render_html(report: dict, *, title: str = "ofijax audit report", max_listed:
     parts.append(_impact_html(report.get("impact_ratios") or {}))
     scan = report.get("scan")
     if scan:
-        lis = "".join(f"<li><b>{_e(name)}</b>: {_e(r.get('description', '') if isinstance(r, dict) else r)}</li>"
-                      for name, r in scan.items())
+        lis = "".join(f"<li>{_e(line.strip()[2:] if line.strip().startswith('- ') else line.strip())}</li>"
+                      for line in scan_lines(scan, md=True))
         parts.append(f'<section id="scan"><h2>Worst subgroups (scan)</h2><ul>{lis}</ul></section>')
     for sec in extra_sections:
         head, tab, note = (tuple(sec) + (None,))[:3]
