@@ -11,6 +11,7 @@ import pytest
 
 import ofijax
 from ofijax import distributions as D
+from ofijax.distributions import _montecarlo as MC
 
 
 def exact_bins(values, bins, lo, hi):
@@ -112,26 +113,23 @@ def test_pmf_tail_probability_and_quantile_against_fractions():
 
 
 def test_several_statistics_in_one_pass():
-    ni, nj, num = 5, 8, 3000
+    ni, nj, num, chunk = 5, 8, 1500, 512
     pair = D.pair_sampler(D.uniform_sampler(ni), D.uniform_sampler(nj))
-
-    def both(cms):
-        b = ofijax.marginal_benefit(cms)  # (chunk, 2)
-        return jax.numpy.stack([b[:, 0], b[:, 0] - b[:, 1]], axis=-1)
-
     key = jax.random.key(2)
-    s_b, s_ofi = D.monte_carlo(key, both, pair, num, chunk_size=512, bins=8, range=(-2, 2))
-    ref_ofi = D.monte_carlo(key, D.pair_statistic(), pair, num, chunk_size=512, bins=8,
-                            range=(-2, 2))
-    assert s_b.count == s_ofi.count == num  # not one pooled count of 2N
-    assert s_ofi.hist.tolist() == ref_ofi.hist.tolist()
-    assert math.isclose(s_ofi.mean, ref_ofi.mean, rel_tol=1e-12, abs_tol=1e-15)
-    # a pytree of statistics gives the same pytree of summaries
     tree = D.monte_carlo(key, lambda c: {"b": ofijax.marginal_benefit(c)[:, 0],
-                                         "ofi": D.pair_statistic()(c)},
-                         pair, num, chunk_size=512, bins=8, range=(-2, 2))
-    assert tree["ofi"].hist.tolist() == ref_ofi.hist.tolist()
-    assert tree["b"].hist.tolist() == s_b.hist.tolist()
+                                         "both": jax.numpy.stack([ofijax.marginal_benefit(c)[:, 0],
+                                                                  D.pair_statistic()(c)], -1)},
+                         pair, num, chunk_size=chunk, bins=8, range=(-2, 2))
+    s_b, s_ofi = tree["both"]  # a (chunk, 2) statistic gives two summaries, not one pooled
+    # reference: the same draws by hand (chunk c uses fold_in(key, c)), NumPy float64
+    cms = np.concatenate([np.asarray(pair(jax.random.fold_in(key, c), (chunk,)))
+                          for c in range(-(-num // chunk))])[:num]
+    b = (cms[..., 2] - cms[..., 1]) / cms.sum(-1)
+    for got, vals in ((s_b, b[:, 0]), (s_ofi, b[:, 0] - b[:, 1]), (tree["b"], b[:, 0])):
+        ref = MC.summary_from_values(vals, bins=8, range=(-2.0, 2.0))
+        assert got.count == num and got.hist.tolist() == ref.hist.tolist()
+        assert math.isclose(got.mean, ref.mean, rel_tol=1e-12, abs_tol=1e-15)
+        assert math.isclose(got.var, ref.var, rel_tol=1e-12)
     merged = D.merge_summaries([s_b, s_ofi], [s_b, s_ofi])
     assert [m.count for m in merged] == [2 * num, 2 * num]
 
@@ -155,7 +153,7 @@ def test_intervals_tail_and_quantiles():
 
     n, num, key = 10, 20_000, jax.random.key(4)
     s = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, lattice=n,
-                      chunk_size=4096)
+                      chunk_size=256)  # the programs of the test above
     pmf = D.marginal_benefit_pmf(n)
     k = s.tail_count(0.4)  # |B| ≥ 0.4
     counts = s.hist
@@ -173,7 +171,7 @@ def test_intervals_tail_and_quantiles():
     assert np.all((qi[:, 0] <= exact_q) & (exact_q <= qi[:, 1]))
     assert s.tail_count(0.45) == s.tail_count(0.5)  # on the lattice d/10 any t is exact
     b = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, bins=20,
-                      chunk_size=4096)
+                      chunk_size=256)
     assert b.tail_count(0.4, "above") == s.tail_count(0.4, "above")  # 0.4 is a bin edge
     with pytest.raises(ValueError, match="^t:"):
         b.tail_count(0.45, "above")  # inside a bin: the histogram cannot tell
@@ -199,3 +197,43 @@ def test_exact_under_x64_too():
     with jax.enable_x64(True):
         s = D.reduce_all(10, ofijax.marginal_benefit, bins=20)
     assert s.hist.tolist() == exact_bins(b_values(10), 20, -1.0, 1.0)[0]
+
+
+def test_sweep_compiles_once_for_all_sizes_and_counts():
+    events, calls = [], []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, *a, **k: events.append(name) if "jaxpr_trace" in name else None)
+
+    def stat(c):  # a fresh statistic: its block program cannot have been compiled before
+        calls.append(1)
+        return ofijax.marginal_benefit(c)
+
+    a = D.sweep(0, stat, [3, 7, 20, 300, 3000], 3000, chunk_size=1024, chunks_per_block=4)
+    before = len(events)
+    b = D.sweep(1, stat, [4, 9, 51, 1000, 100_000], [7000, 3000, 100, 9000, 20_000],
+                chunk_size=1024, chunks_per_block=4)
+    assert len(calls) == 1  # the statistic was traced once for ten sizes and six sample counts
+    assert len(events) == before  # and the second sweep traced (compiled) nothing
+    assert [s.count for s in a] == [3000] * 5
+    assert [s.count for s in b] == [7000, 3000, 100, 9000, 20_000]
+    for n, s in zip([4, 9, 51, 1000, 100_000], b):
+        var = (n + 4) / (10 * n)
+        assert abs(s.var - var) < 6 * var * math.sqrt(2 / s.count), n
+    # uniform at n = 3: the 7 values d/3 fall in 7 distinct bins of width 0.02; chi-square
+    pmf = D.marginal_benefit_pmf(3)
+    expect = np.array(pmf.counts) / pmf.total * a[0].count
+    chi2 = float(((a[0].hist[a[0].hist > 0] - expect) ** 2 / expect).sum())
+    assert (a[0].hist > 0).sum() == 7 and chi2 < 30  # 6 d.o.f.: P(chi2 > 30) ≈ 4e-5
+    # the same size gives the same summary whatever else is in the sweep
+    c = D.sweep(1, stat, [51], 100, chunk_size=1024, chunks_per_block=4)[0]
+    assert c.hist.tolist() == b[2].hist.tolist() and c.mean == b[2].mean
+
+
+def test_sweep_multinomial_pairs():
+    p = [0.4, 0.1, 0.2, 0.3]
+    out = D.sweep(5, D.pair_statistic(), [(20, 30), (200, 50)], 20_000, null=p,
+                  chunk_size=4096, chunks_per_block=2, range=(-2, 2))
+    for (ni, nj), o in zip([(20, 30), (200, 50)], out):
+        m = D.ofi_moments(ni, nj, null=p)
+        assert abs(o.mean - float(m.mean)) < 5 * math.sqrt(float(m.var) / o.count)
+        assert abs(o.var / float(m.var) - 1) < 0.06

@@ -10,7 +10,9 @@ matrices with n samples), made exact, streaming or sampled:
   exact moments (Var B = (n + 4) / (10 n); the paper's Corollary D.4 drops the n).
 * **Streaming reductions** over all of M(n) for any metric (:func:`reduce_all`) and
   **Monte Carlo** for any sampler and statistic (:func:`monte_carlo`) in fixed memory,
-  mergeable (:func:`merge_summaries`) and sharded over all devices.
+  mergeable (:func:`merge_summaries`) and sharded over all devices; exact histograms on lattices
+  (``lattice=q``), several statistics per pass, intervals and JSON save/load on :class:`Summary`;
+  :func:`sweep` runs many group sizes with one compiled program.
 * **Samplers** (key first, any batch shape, int32 TP, FN, FP, TN): :func:`sample_uniform`
   (exactly uniform on M(n)), :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`,
   :func:`subsample` (multivariate hypergeometric).
@@ -58,6 +60,7 @@ from ofijax.distributions._exact import sample_multinomial as sample_multinomial
 from ofijax.distributions._exact import sample_uniform as sample_uniform
 from ofijax.distributions._exact import subsample as subsample
 from ofijax.distributions._exact import subsample_sampler as subsample_sampler
+from ofijax.distributions._exact import sweep as sweep
 from ofijax.distributions._exact import uniform_sampler as uniform_sampler
 from ofijax.distributions._exact import unrank_confusion_matrix as unrank_confusion_matrix
 from ofijax.distributions._montecarlo import Summary as Summary
@@ -93,6 +96,7 @@ __all__ = [
     "pair_sampler",
     "pair_statistic",
     "monte_carlo",
+    "sweep",
     "merge_summaries",
     "ofi_threshold",
     "ofi_pvalue",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any, NamedTuple
@@ -555,8 +555,13 @@ def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Arr
     return _S.uniform_cms(key, n, _check_shape(shape))
 
 
-@functools.partial(jax.jit, static_argnums=(1, 3))
+@functools.partial(jax.jit, static_argnums=(3,))
 def _binomial_chain(key, n, p, shape):
+    """:func:`_binomial_chain_core`, jitted: n is an argument, so every n shares one program."""
+    return _binomial_chain_core(key, n, p, shape)
+
+
+def _binomial_chain_core(key, n, p, shape):
     """Sequential binomials for large n (p: (..., 4) float).
 
     The remainders n − TP, … are kept in the default integer dtype (int32 holds every n < 2^31),
@@ -576,7 +581,7 @@ def _binomial_chain(key, n, p, shape):
         x = jax.random.binomial(k, total.astype(ft), jnp.broadcast_to(prob, shape), shape)
         return jnp.clip(jnp.round(x).astype(it), 0, total)
 
-    m0 = jnp.full(shape, n, dtype=it)
+    m0 = jnp.broadcast_to(jnp.asarray(n, dtype=it), shape)
     tp = draw(k0, m0, p[..., 0])
     m1 = m0 - tp
     fn = draw(k1, m1, q1)
@@ -990,6 +995,115 @@ def monte_carlo(
         chunk_size=chunk_size, bins=bins, range=rng, quantiles=_check_quantiles(quantiles),
         desc="monte_carlo", lattice=_check_lattice(lattice, rng),
     )
+
+
+@dataclass(frozen=True)
+class _SweepGen:
+    """Draws for one size of a sweep; the sizes and probabilities are jit arguments (operands),
+    not part of the program, so every size shares one compiled block."""
+
+    kind: str  # "uniform" or "multinomial"
+    chunk: int
+    groups: int
+    ns: tuple = field(default=(), compare=False)
+    probs: tuple = field(default=(), compare=False)
+
+    def operands(self) -> tuple:
+        return (np.asarray(self.ns, dtype=np.int32), np.asarray(self.probs, dtype=np.float32))
+
+    def __call__(self, key, cid, operands=()):
+        ns, p = operands
+        k = jax.random.fold_in(key, cid)
+        out = []
+        for g in range(self.groups):
+            kg = jax.random.fold_in(k, g)
+            if self.kind == "uniform":
+                out.append(_S.uniform_cms_traced(kg, ns[g], self.chunk))
+            else:
+                out.append(_binomial_chain_core(kg, ns[g], p, (self.chunk,)))
+        return out[0] if self.groups == 1 else jnp.stack(out, axis=-2)
+
+
+def sweep(
+    key: jax.Array,
+    statistic: Callable[[jax.Array], Any],
+    ns: Sequence[Any],
+    num_samples: Any,
+    *,
+    null: Any = "uniform",
+    chunk_size: int = 1 << 14,
+    chunks_per_block: int = 16,
+    bins: int = 100,
+    range: tuple[float, float] = (-1.0, 1.0),
+    quantiles: Sequence[float] | None = None,
+) -> list:
+    """Monte Carlo of ``statistic`` at many group sizes with ONE compiled program.
+
+    The sizes (and the null's probabilities) are arguments of the jitted block, not constants,
+    and every block has the same shape (``chunks_per_block`` chunks of ``chunk_size`` draws; the
+    last block of a size is padded), so a sweep over any sizes and sample counts compiles once
+    per (statistic, chunk_size, histogram): a second sweep over new sizes compiles nothing.
+
+    Args:
+        key: PRNG key (or int seed); size n uses ``fold_in(fold_in(key, n_i), n_j)``, so its
+            summary does not depend on the other sizes of the sweep.
+        statistic: as in :func:`monte_carlo`: of (chunk, 4) matrices when ``ns`` holds ints, of
+            (chunk, 2, 4) pairs (group i first) when it holds pairs ``(n_i, n_j)`` (e.g.
+            :func:`pair_statistic`).
+        ns: group sizes (ints ≥ 1, or pairs of them).
+        num_samples: draws per size (an int, or one per size).
+        null: ``"uniform"`` (exactly uniform on M(n), any n < 2^31 − 3) or a reference CM / 4
+            probabilities (Multinomial(n, p) by the binomial chain, n < 2^24 exact).
+        chunk_size, chunks_per_block: the block shape (memory O(chunk_size)).
+        bins, range, quantiles: the histogram, as in :func:`monte_carlo`.
+
+    Returns:
+        A list with one :class:`Summary` (or the statistic's structure of them) per size.
+        The draws follow the same laws as :func:`uniform_sampler` / :func:`multinomial_sampler`
+        but are another stream than :func:`monte_carlo` with those samplers.
+
+    Example:
+        >>> import ofijax
+        >>> from ofijax.distributions import sweep
+        >>> out = sweep(0, ofijax.marginal_benefit, [5, 50], 20_000, chunk_size=4096)
+        >>> [(s.count, round(s.var, 2)) for s in out]  # Var B = (n + 4)/(10 n): 0.18, 0.108
+        [(20000, 0.18), (20000, 0.11)]
+    """
+    key = _v.as_key(key)
+    if not callable(statistic):
+        raise ValueError("statistic: must be a callable mapping a CM stack to values.")
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or len(ns) == 0:
+        raise ValueError(f"ns: must be a non-empty list of group sizes (or pairs); got {ns!r}.")
+    pairs = [tuple(x) if isinstance(x, (tuple, list)) else (x,) for x in ns]
+    groups = len(pairs[0])
+    if groups not in (1, 2) or any(len(x) != groups for x in pairs):
+        raise ValueError("ns: give all sizes as ints or all as pairs (n_i, n_j).")
+    pairs = [tuple(_check_sampler_n(v) for v in x) for x in pairs]
+    if isinstance(num_samples, Sequence) and not isinstance(num_samples, (str, bytes)):
+        nums = [_check_num_samples(v) for v in num_samples]
+        if len(nums) != len(pairs):
+            raise ValueError(f"num_samples: give one count or one per size ({len(pairs)}); got "
+                             f"{len(nums)}.")
+    else:
+        nums = [_check_num_samples(num_samples)] * len(pairs)
+    bins, rng, chunk_size = _check_hist(bins, range, chunk_size)
+    if isinstance(chunks_per_block, bool) or not isinstance(chunks_per_block, Integral) \
+            or chunks_per_block < 1:
+        raise ValueError(f"chunks_per_block: must be a positive integer; got {chunks_per_block!r}.")
+    p = _null_probs(null)
+    kind = "uniform" if p is None else "multinomial"
+    levels = _check_quantiles(quantiles)
+    out = []
+    for sizes, num in zip(pairs, nums):
+        gen = _SweepGen(kind, chunk_size, groups, sizes, p or (0.25,) * 4)
+        k = key
+        for v in sizes:
+            k = jax.random.fold_in(k, v)
+        out.append(_MC.stream(k, gen, statistic, num, chunk_size=chunk_size, bins=bins, range=rng,
+                              quantiles=levels, chunks_per_block=int(chunks_per_block),
+                              desc=f"sweep(n={sizes[0] if groups == 1 else sizes})",
+                              balance=False))
+    return out
 
 
 # ----------------------------------------------------------------------- thresholds, p-values

@@ -688,6 +688,7 @@ def stream(
     desc: str = "ofijax",
     devices: int | None = None,
     lattice: int | None = None,
+    balance: bool = True,
 ) -> Any:
     """Run ``statistic(generate(key, chunk_index))`` over ⌈total / chunk_size⌉ chunks.
 
@@ -702,6 +703,9 @@ def stream(
     order. Chunk c always uses the same key and the blocks have the same shape as in one
     process with the same local device count, so every process returns the Summary of a
     single-process run (bit for bit), in O(P · block) memory.
+
+    ``balance=False`` keeps ``chunks_per_block`` as given (the last block padded) instead of
+    evening the blocks out: one compiled block shape for every ``total`` (sweeps).
     """
     lo, hi = float(range[0]), float(range[1])
     plan = make_bins(bins, lo, hi, lattice)
@@ -714,8 +718,9 @@ def stream(
     per_block = -(-max(chunks_per_block, ndev) // ndev) * ndev
     # balance the blocks (one compiled shape) so that the last one is not mostly padding
     n_blocks = -(-n_chunks // per_block)
-    even = -(-n_chunks // n_blocks)
-    per_block = -(-even // ndev) * ndev
+    if balance:
+        even = -(-n_chunks // n_blocks)
+        per_block = -(-even // ndev) * ndev
     fn, info = _block_fn(generate, statistic, chunk_size, plan, ndev)
     operands = generate.operands() if hasattr(generate, "operands") else ()
     accs: list[_Acc] | None = None

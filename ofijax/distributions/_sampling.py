@@ -42,6 +42,8 @@ __all__ = [
     "packed_table",
     "lookup_cms",
     "uniform_cms",
+    "uniform_cms_traced",
+    "uniform_below_traced",
     "conditional_tables",
     "table_sample",
     "TABLE_MAX_N",
@@ -384,6 +386,73 @@ def uniform_cms(key: jax.Array, n: int, shape: tuple[int, ...], table=None) -> j
     if n <= LUT_MAX_N:
         return _uniform_cms_lut(key, packed_table(n) if table is None else table, n, shape)
     return _uniform_cms_closed(key, n, shape)
+
+
+# ------------------------------------------------------------------- traced n (one compile per sweep)
+
+
+def _mul_hi_lo_traced(x: jax.Array, bound: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """:func:`_mul_hi_lo` for a traced uint32 ``bound``."""
+    c, d = bound >> 16, bound & jnp.uint32(0xFFFF)
+    a, b = x >> 16, x & jnp.uint32(0xFFFF)
+    bd, ad, bc = b * d, a * d, b * c
+    mid = (bd >> 16) + (ad & jnp.uint32(0xFFFF)) + (bc & jnp.uint32(0xFFFF))
+    hi = a * c + (ad >> 16) + (bc >> 16) + (mid >> 16)
+    return hi, x * bound
+
+
+def uniform_below_traced(key: jax.Array, bound: jax.Array, size: int, width: int = 1) -> jax.Array:
+    """Exactly uniform uint32 (size, width) in [0, bound) for a traced uint32 1 ≤ bound.
+
+    Lemire's multiply-shift with exact rejection (a word is rejected when
+    (x · bound) mod 2^32 < 2^32 mod bound); a row with any rejected word is redrawn whole by
+    :func:`_refill` (which fresh row replaces which depends only on the rejection pattern), so
+    the law is exact for every bound; the pool is sized for the worst case (P(reject) < ½).
+    """
+    bound = jnp.asarray(bound, jnp.uint32)
+    thresh = (jnp.uint32(0) - bound) % bound  # 2^32 mod bound
+
+    def draw(k, m):
+        return random_bits(k, (m, width))
+
+    def reject(w):
+        return jnp.any(_mul_hi_lo_traced(w, bound)[1] < thresh, axis=-1)
+
+    k0, k1 = jax.random.split(key)
+    words = _refill(k1, draw, reject, draw(k0, size), min(size, size // 2 + 64))
+    return _mul_hi_lo_traced(words, bound)[0]
+
+
+def uniform_cms_traced(key: jax.Array, n: jax.Array, size: int) -> jax.Array:
+    """Exactly uniform draws from M(n), int32 (size, 4), for a traced int32 n (1 ≤ n < 2^31 − 3).
+
+    One program serves every n: n ≤ :data:`UNRANK_MAX_N` draws a rank uniform on [0, N(n)) and
+    unranks it in closed form; larger n draws three distinct positions among n + 3 (stars and
+    bars, exact rejection). Same law as :func:`uniform_cms`, another stream of draws.
+    """
+    n = jnp.asarray(n, jnp.int32)
+
+    def by_rank(k):
+        r = uniform_below_traced(k, _num_cms_u32(jnp.minimum(n, UNRANK_MAX_N)), size)[:, 0]
+        return unrank_cms(r, jnp.minimum(n, UNRANK_MAX_N))
+
+    def by_bars(k):
+        width = (n + 3).astype(jnp.uint32)
+
+        def draw(kk, m):
+            return uniform_below_traced(kk, width, m, 3).astype(jnp.int32)
+
+        def reject(p):
+            return (p[:, 0] == p[:, 1]) | (p[:, 0] == p[:, 2]) | (p[:, 1] == p[:, 2])
+
+        ka, kb = jax.random.split(k)
+        pos = _refill(kb, draw, reject, draw(ka, size), min(size, size // 8 + 64))
+        pos = jnp.sort(pos, axis=-1)
+        w = n + 3
+        return _stack_cells(pos[:, 0], pos[:, 1] - pos[:, 0] - 1, pos[:, 2] - pos[:, 1] - 1,
+                            w - 1 - pos[:, 2])
+
+    return lax.cond(n <= UNRANK_MAX_N, by_rank, by_bars, key)
 
 
 # ---------------------------------------------------------------- conditional inverse-CDF tables
