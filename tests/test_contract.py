@@ -1230,6 +1230,30 @@ def test_cli_group_column_types(tmp_path, monkeypatch, spark):
     assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
 
 
+def test_cli_group_labels_as_written(tmp_path, monkeypatch, spark):
+    """Group labels are the file's text whatever it holds: a leading space, a comma and doubled
+    quotes (CSV quoting, RFC 4180), non-ASCII: the same groups and numbers in every engine."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(81, 120, 4)
+    codes = np.array(["a", " a", "a,b", 'é "q"'], dtype=object)
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": codes[t["g"]]})
+    df.to_csv("w.csv", index=False)
+    df.to_parquet("w.parquet", index=False)
+    back = {codes[c]: c for c in range(4)}
+    base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=codes[t["g"]],
+                                      num_samples=0).pairs.to_dict("records"), back)
+    bad = {}
+    for f in ("w.csv", "w.parquet"):
+        for engine in ("pandas", "stream", "spark"):
+            try:
+                rep = cli_audit(f, engine, f"o_{f}_{engine}")
+                assert sorted(rep["groups"]) == sorted(codes), f"groups {rep['groups']}"
+                assert_same(_report_pairs(rep["pairs"], back), base, f"{f} {engine}")
+            except (AssertionError, KeyError) as exc:
+                bad[f"{f} {engine}"] = str(exc)[:300]
+    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+
+
 def test_cli_label_types_every_engine(tmp_path, monkeypatch, spark):
     """(c) for the CLI: label and prediction columns stored as int8, float, bool or text "0"/"1"
     (parquet), and as 0.0/1.0 or True/False (CSV): the int columns' report in every engine."""
