@@ -206,6 +206,8 @@ def _impact_html(imp: dict) -> str:
              + ", the rate and the impact ratio (the rate over the highest rate, which reads 1.00). "
              + f"{imp.get('exclusion', '')}. Test: {imp.get('test', '')}. No label is needed.")
     out.append(f'<p class="note">{_e(intro)}</p>')
+    if imp.get("weights"):
+        out.append(f'<p class="note">Weights: {_e(imp["weights"])}.</p>')
     unknown = imp.get("unknown") or {}
     attrs = list(dict.fromkeys(r["attribute"] for r in rows))
     for a in attrs:

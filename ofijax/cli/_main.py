@@ -796,6 +796,9 @@ def _cmd_audit(args) -> int:
 
     report = add_report_extras(report, args, impact=_impact_table(args, df), rows_read=len(df),
                                rows_used=len(prep["y"]), inputs=hashes)
+    if args.weight:
+        report["impact_ratios"]["weights"] = (f"not applied: the impact ratios count people (rows); the OFI "
+                                              f"audit uses --weight {args.weight}")
     return _finish_audit(args, af, report, desc, len(prep["y"]), elapsed)
 
 
