@@ -1363,6 +1363,21 @@ def test_cli_scan_contract(tmp_path, monkeypatch, spark):
                 "ofijax scan --lam 0.5 --prob: rows permuted")
 
 
+def test_cli_scan_attribute_labels_every_engine(tmp_path, monkeypatch, spark):
+    """#37 items 4-5 for ``ofijax scan``: attribute codes "01", "1", "1.0" are three values and "NA"
+    is a value, in every engine: the same subgroups and scores."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(31, 150, 2)
+    values = {"a": np.array(["01", "1", "1.0"], dtype=object), "b": np.array(["NA", "b"], dtype=object),
+              "c": np.array(["x", "y", "z", "w"], dtype=object)}
+    _scan_frame(t, values).to_csv("s.csv", index=False)
+    back = {c: {v: i for i, v in enumerate(vals)} for c, vals in values.items()}
+    base = _scan_core(_scan_json(os.path.abspath("s.csv"), "pandas", "o1"), back)
+    for engine in ("stream", "spark"):
+        assert_same(_scan_core(_scan_json(os.path.abspath("s.csv"), engine, f"o_{engine}"), back), base,
+                    f"ofijax scan --engine {engine} vs pandas", rtol=1e-9)
+
+
 def test_cli_scan_engines_same_fields(tmp_path, monkeypatch):
     """``ofijax scan``'s scan.json means the same by the same field in both engines: ``size`` (rows of
     the subgroup), the count of scanned rows and the replicates' name ``num_samples``."""
