@@ -1,32 +1,41 @@
 """The invariance contract of every public entry point (issue #37, "Trust round 3", the contract).
 
-For ``ofijax.audit``, ``ofijax.audit_batch``, ``ofijax.group_confusion_matrices``,
-``ofijax.stats.collect`` + ``ofijax.stats.audit_counts``, the scans (``bias_scan``, ``fpr_scan``,
-``tpr_scan``, ``ijdi_scan``) and the CLI (``ofijax audit``/``ofijax scan``, every engine):
+For ``ofijax.audit`` (also with ``data=``, ``sample_weight``, ``bins``, ``scan=True``),
+``ofijax.audit_batch`` (one candidate, several, a threshold grid), ``ofijax.group_confusion_matrices``,
+``ofijax.stats.collect`` + ``ofijax.stats.audit_counts`` (and ``from_spark``, ``fpr_scan_cells``,
+``tpr_scan_cells``), the scans (``bias_scan``, ``fpr_scan``, ``tpr_scan``, ``ijdi_scan``) and the
+CLI (``ofijax audit``, its batch form, and ``ofijax scan``, in the pandas, stream and Spark engines):
 
 (a) permuting rows, or the pandas index (same labels in another order), changes no number;
 (b) renaming or reordering groups (and scan attribute values) changes no number, up to orientation:
-    OFI(i, j) = -OFI(j, i), the four-fifths outcome names the same group, the same verdicts;
-(c) re-typing labels and group codes (int, str, category, nullable, Arrow, polars) changes no number;
+    OFI(i, j) = -OFI(j, i), TE antisymmetric, the four-fifths outcome names the same group, the same
+    verdicts;
+(c) re-typing labels and group codes (int, float, bool, str, NumPy '<U', category, nullable, Arrow,
+    pyarrow, polars; in files: CSV text, parquet types) changes no number;
 and one test pushes the same table through every engine (numpy, pandas, polars, counts, CSV and
-parquet through both CLI engines, Spark local, ``audit_batch`` with one candidate) and requires the
-same pair table.
+parquet through the CLI's pandas, stream and Spark engines, ``stats.from_spark``, ``audit_batch``
+with one candidate) and requires the same pair and group tables.
 
 Results are compared **keyed by group label** (mapped back to the baseline's labels), never by
 position, with exact equality for counts, verdicts and words, and rtol 1e-12 for floats. Besides the
-invariances, every call's counts are checked against a NumPy brute force, OFI and DI against
-``fractions.Fraction`` and the Holm adjustment against a direct implementation, so a number that is
-wrong the same way in both calls still fails.
+invariances, every call's counts are checked against a brute force over the rows, OFI, DI and the
+impact ratio against ``fractions.Fraction``, the four-fifths outcome against the regulator's rule
+(lower selection rate over the higher < 4/5) and the Holm adjustment against a direct
+implementation, so a number that is wrong the same way in both calls still fails.
 
 Randomized outputs: the bootstrap intervals and Monte Carlo p-values are checked to be
-deterministic for a fixed input and to keep their distribution under a row permutation (the same key
-on permuted rows legitimately draws other resamples); the scans' restarts are deterministic given
-``key`` and, on these small attribute spaces, find the same subgroup whatever the row order, names
-and types. Randomization-test p-values of the scans are checked for determinism only (their
-distribution under permutation would need hundreds of replicates per example: too slow here).
+deterministic for a fixed input and to keep their distribution under permuted rows and renamed
+groups (the same key may legitimately draw other resamples there). Scans are deterministic given
+``key``; permuted rows and re-typed values (same order) give the same draw; renamed values (another
+order) change which subgroups the fixed key's restarts start from, so they are compared where the
+search is exhaustive or has enough restarts (64) to reach the best subgroup of these small spaces.
+Randomization-test p-values of the scans are checked for determinism only (their distribution would
+need hundreds of replicates per example: too slow here).
 
 CLI and Spark cases use a few fixed tables (each CLI run is an in-process ``ofijax.cli.main`` call
-in a temporary working directory); the API cases use hypothesis with small tables.
+in a temporary working directory, with absolute paths: the shared Spark session resolves relative
+ones against its own start directory); the API cases use hypothesis with small tables, no shrinking.
+Run: ``python -m pytest -q -n 0 tests/test_contract.py`` (~60-150 s on the shared 2 cores).
 """
 
 from __future__ import annotations
