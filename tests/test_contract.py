@@ -1087,7 +1087,7 @@ def test_every_engine_same_report(tmp_path, monkeypatch, spark):
     reports["audit_batch"] = batch.pairs.to_dict("records")
     groups["audit_batch"] = batch.by_group.to_dict("records")
     for fmt in ("csv", "parquet"):
-        for engine in ("pandas", "stream", "spark"):
+        for engine in ("auto", "pandas", "stream", "spark"):
             rep = cli_audit(f"t.{fmt}", engine, f"out_{fmt}_{engine}")
             reports[f"cli {fmt} {engine}"] = rep["pairs"]
             groups[f"cli {fmt} {engine}"] = rep["by_group"]
