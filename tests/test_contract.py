@@ -484,6 +484,13 @@ def test_audit_orientation_weights_and_columns(t, w_seed):
     two = pd.DataFrame({"g": sf, "h": "x"})
     assert_same(audit_view(run_audit(t["y"], t["p"], two), {(NAMES[c], "x"): c for c in range(k)}),
                 base, "groups as a two-column frame")
+    # intersections of two columns, the columns in the other order: the same groups, reversed tuples
+    inter = pd.DataFrame({"g": sf, "h": np.array(["u", "v"], dtype=object)[t["b"]]})
+    a1 = run_audit(t["y"], t["p"], inter)
+    codes = {grp: i for i, grp in enumerate(sorted(a1.groups))}
+    a2 = run_audit(t["y"], t["p"], inter[["h", "g"]])
+    assert_same(audit_view(a2, {(grp[1], grp[0]): c for grp, c in codes.items()}),
+                audit_view(a1, codes), "two sensitive columns in the other order")
 
 
 @settings(SETTINGS, max_examples=4)
