@@ -30,6 +30,7 @@ from ofijax.auditing._impact import MIN_SHARE as MIN_SHARE
 from ofijax.auditing._impact import impact_from_counts as impact_from_counts
 from ofijax.auditing._impact import impact_ratios as impact_ratios
 from ofijax.auditing._impact import impact_section as impact_ratios_section
+from ofijax.auditing._impact import scoring_from_batches as scoring_from_batches
 from ofijax.auditing._plots import write_heatmaps as write_heatmaps
 from ofijax.auditing._report import HOW_TO_READ as HOW_TO_READ
 from ofijax.auditing._report import format_p as format_p
@@ -86,6 +87,7 @@ __all__ = [
     "impact_ratios",
     "impact_from_counts",
     "impact_ratios_section",
+    "scoring_from_batches",
     "impact_lines",
     "MIN_SHARE",
     "render_html",

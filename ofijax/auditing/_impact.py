@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["MIN_SHARE", "impact_ratios", "impact_from_counts", "impact_section", "fisher_exact_two_sided",
-           "two_proportion_z"]
+__all__ = ["MIN_SHARE", "impact_ratios", "impact_from_counts", "impact_section", "scoring_from_batches",
+           "fisher_exact_two_sided", "two_proportion_z"]
 
 #: Categories under this share of the people with a known value are left out of the ratios.
 MIN_SHARE = 0.02
@@ -404,6 +404,135 @@ def impact_from_counts(
         rows += _attribute_rows(name, cats, nc, sc, float(min_share), bool(exclude_small))
     return _finish(rows, scoring=False, unknown=unknown, unknown_outcome=0, median=None, lower_is_better=False,
                    min_share=min_share, exclude_small=exclude_small, alpha=alpha)
+
+
+_BIN_SHIFT = 48  # 2**16 bins over the order-preserving 64-bit keys of float64 scores
+
+
+def _keys(v: np.ndarray) -> np.ndarray:
+    """Order-preserving uint64 keys of finite float64 values (−0.0 is read as 0.0)."""
+    u = (np.asarray(v, dtype=np.float64) + 0.0).view(np.uint64)
+    neg = (u >> np.uint64(63)).astype(bool)
+    return np.where(neg, ~u, u | np.uint64(1 << 63))
+
+
+def scoring_from_batches(
+    make_batches: Any,
+    group_names: Any,
+    score: str,
+    *,
+    lower_is_better: bool = False,
+    exclude_small: bool = True,
+    min_share: float = MIN_SHARE,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """:func:`impact_ratios` with ``scores=`` over data read in batches, in two passes, exactly.
+
+    ``make_batches()`` returns a fresh iterable of DataFrames holding ``group_names`` (None/NaN or
+    an empty string = unknown) and ``score``. Pass 1 counts, per combination of group values, the
+    finite scores in 2^16 bins of their order-preserving 64-bit keys; the median's ranks fall in at
+    most two bins, whose values pass 2 collects (with their group combination). The median is then
+    exact (the mean of the two middle values, as numpy.median), and so is every count above (or
+    below) it: bins beyond the median's bin count whole, its own bin value by value.
+
+    >>> import pandas as pd
+    >>> from ofijax.auditing._impact import scoring_from_batches
+    >>> df = pd.DataFrame({"g": list("aaaaabbbbb"), "s": [1, 2, 3, 3, 3, 4, 5, 9, 3, 0]})
+    >>> t = scoring_from_batches(lambda: [df.iloc[:4], df.iloc[4:]], ["g"], "s")
+    >>> t.attrs["median"], t["scored_above"].tolist()
+    (3.0, [0, 3])
+    """
+    names = [str(c) for c in group_names]
+    combos: dict = {}
+    hist: list[np.ndarray] = []
+    unknown_outcome = 0
+
+    def codes_of(frame: pd.DataFrame) -> np.ndarray:
+        """Global codes of the rows' combinations (one dictionary lookup per distinct one)."""
+        n = len(frame)
+        combo = np.zeros(n, dtype=np.int64)
+        uniqs = []
+        for c in names:
+            unk = _is_unknown(frame[c])
+            codes, uniq = pd.factorize(frame[c].astype(object).where(~unk, None), use_na_sentinel=True)
+            uniqs.append([None] + [str(u) for u in uniq])
+            combo = combo * (len(uniq) + 1) + (codes + 1)
+        present, inverse = np.unique(combo, return_inverse=True)
+        glob = np.empty(present.size, dtype=np.int64)
+        for i, v in enumerate(present.tolist()):
+            parts = []
+            for u in reversed(uniqs):
+                parts.append(u[v % len(u)])
+                v //= len(u)
+            key = tuple(reversed(parts))
+            c = combos.get(key)
+            if c is None:
+                c = combos[key] = len(combos)
+                hist.append(np.zeros(1 << (64 - _BIN_SHIFT), dtype=np.int64))
+            glob[i] = c
+        return glob[inverse.reshape(-1)]
+
+    for frame in make_batches():  # pass 1: per-combination histograms of the keys
+        v = pd.to_numeric(frame[score], errors="coerce").to_numpy(dtype=np.float64)
+        ok = np.isfinite(v)
+        unknown_outcome += int((~ok).sum())
+        codes = codes_of(frame)[ok]
+        bins = (_keys(v[ok]) >> np.uint64(_BIN_SHIFT)).astype(np.int64)
+        for c in np.unique(codes):
+            hist[c] += np.bincount(bins[codes == c], minlength=hist[c].size)
+    total = np.sum(hist, axis=0) if hist else np.zeros(1 << (64 - _BIN_SHIFT), np.int64)
+    n_all = int(total.sum())
+    if n_all == 0:
+        raise ValueError(f"scores: column {score!r} has no finite numeric score.")
+    cum = np.cumsum(total)
+    k_lo, k_hi = (n_all - 1) // 2, n_all // 2
+    b_lo, b_hi = int(np.searchsorted(cum, k_lo + 1)), int(np.searchsorted(cum, k_hi + 1))
+    vals, vcodes = [], []
+    for frame in make_batches():  # pass 2: the values of the median's bins
+        v = pd.to_numeric(frame[score], errors="coerce").to_numpy(dtype=np.float64)
+        ok = np.isfinite(v)
+        bins = np.full(v.size, -1, dtype=np.int64)
+        bins[ok] = (_keys(v[ok]) >> np.uint64(_BIN_SHIFT)).astype(np.int64)
+        hit = (bins == b_lo) | (bins == b_hi)
+        if hit.any():
+            vals.append(v[hit] + 0.0)
+            vcodes.append(codes_of(frame)[hit])
+    vals_a = np.concatenate(vals) if vals else np.zeros(0)
+    codes_a = np.concatenate(vcodes) if vcodes else np.zeros(0, np.int64)
+    order = np.argsort(vals_a, kind="stable")
+    before = int(cum[b_lo - 1]) if b_lo > 0 else 0
+    srt = vals_a[order]
+    median = float(np.mean([srt[k_lo - before], srt[k_hi - before]]))
+    mb = int(_keys(np.array([median]))[0] >> np.uint64(_BIN_SHIFT))
+    in_mb = (_keys(vals_a) >> np.uint64(_BIN_SHIFT)).astype(np.int64) == mb if vals_a.size else np.zeros(0, bool)
+    beyond = (vals_a < median) if lower_is_better else (vals_a > median)
+    k = len(combos)
+    n_c = np.array([int(h.sum()) for h in hist], dtype=np.int64)
+    hit_c = np.array([int(h[:mb].sum() if lower_is_better else h[mb + 1:].sum()) for h in hist], dtype=np.int64)
+    hit_c += np.bincount(codes_a[in_mb & beyond], minlength=k).astype(np.int64)
+    keys_ = list(combos)  # code order
+    rows: list[dict] = []
+    unknown: dict[str, int] = {}
+    specs = [(c, [j]) for j, c in enumerate(names)]
+    if len(names) >= 2:
+        specs.append((" x ".join(names), list(range(len(names)))))
+    for name, idx in specs:
+        acc: dict = {}
+        unknown[name] = 0
+        for code, key in enumerate(keys_):
+            parts = [key[j] for j in idx]
+            if any(p is None for p in parts):
+                unknown[name] += int(n_c[code])
+                continue
+            label = " & ".join(parts)
+            a = acc.setdefault(label, [0, 0])
+            a[0] += int(n_c[code])
+            a[1] += int(hit_c[code])
+        cats = sorted(c for c, (nn, _) in acc.items() if nn > 0)
+        rows += _attribute_rows(name, cats, np.array([acc[c][0] for c in cats], np.int64),
+                                np.array([acc[c][1] for c in cats], np.int64), float(min_share), bool(exclude_small))
+    return _finish(rows, scoring=True, unknown=unknown, unknown_outcome=unknown_outcome, median=median,
+                   lower_is_better=lower_is_better, min_share=min_share, exclude_small=exclude_small, alpha=alpha)
 
 
 def impact_section(table: pd.DataFrame) -> dict:

@@ -202,3 +202,60 @@ def add_report_extras(report: dict, args, *, impact=None, rows_read=None, rows_u
         out["impact_ratios"] = impact_ratios_section(impact)
     out["provenance"] = provenance(args, rows_read=rows_read, rows_used=rows_used, inputs=inputs)
     return out
+
+
+def score_batches(files: list, fmt: str, groups: list, score: str, *, na_values=(), batch_size: int = 1 << 20):
+    """Batches (pandas DataFrames) of the group columns, as text (an empty field or a null is
+    missing, as every engine reads them), and the score column of ``files``, read with Arrow in
+    bounded memory: the input of :func:`ofijax.auditing.scoring_from_batches`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    na = [str(v) for v in na_values or ()]
+    cols = list(dict.fromkeys([*groups, score]))
+
+    def text(col):
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if pa.types.is_floating(col.type):
+            col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+        if not pa.types.is_string(col.type):
+            col = col.cast(pa.string())
+        if na:
+            col = pc.if_else(pc.is_in(col, value_set=pa.array(na, pa.string())), pa.scalar(None, pa.string()), col)
+        return col
+
+    def frame(batch):
+        data = {}
+        for c in cols:
+            col = batch.column(batch.schema.get_field_index(c))
+            data[c] = text(col).to_pandas() if c in groups and c != score else col.to_pandas()
+        import pandas as pd
+
+        return pd.DataFrame(data)
+
+    for f in files:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(f)
+            missing = [c for c in cols if c not in pf.schema_arrow.names]
+            if missing:
+                raise CLIError(f"--scoring-rate: file {f!r} has no column {missing[0]!r}.")
+            for b in pf.iter_batches(columns=cols, batch_size=batch_size):
+                yield frame(b)
+        else:
+            import pyarrow.csv as pcsv
+
+            sep = "\t" if f.lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
+            conv = pcsv.ConvertOptions(include_columns=cols, column_types={g: pa.string() for g in groups},
+                                       null_values=["", *na], strings_can_be_null=True,
+                                       quoted_strings_can_be_null=True)
+            try:
+                reader = pcsv.open_csv(f, parse_options=pcsv.ParseOptions(delimiter=sep), convert_options=conv,
+                                       read_options=pcsv.ReadOptions(block_size=1 << 24))
+            except (pa.ArrowInvalid, KeyError) as exc:
+                raise CLIError(f"--scoring-rate: cannot read {score!r} from {f!r} "
+                               f"({str(exc).splitlines()[0]}).") from None
+            for b in reader:
+                yield frame(b)

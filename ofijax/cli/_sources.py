@@ -305,9 +305,6 @@ def cmd_audit(args: Any, finish) -> int:
     from ofijax.cli._output import check_out_dir
 
     _check_common(args, ("label", "pred", "group"))
-    if getattr(args, "scoring_rate", None) is not None:
-        _fail("--scoring-rate: the exact median needs the scores' rows; pass a single file (or "
-              "--engine pandas).")
     if args.groups:
         _fail("--groups: not supported when streaming; filter the files first, or pass "
               "--engine pandas.")
@@ -369,6 +366,20 @@ def cmd_audit(args: Any, finish) -> int:
     cms = np.asarray(st.counts.cms, dtype=np.int64)
     impact = impact_from_counts(st.counts.groups, st.counts.names, cms.sum(1), cms[:, 0] + cms[:, 2],
                                 exclude_small=not getattr(args, "keep_small", False), alpha=args.alpha)
+    if getattr(args, "scoring_rate", None) is not None:  # two more passes: the exact median, counts above
+        from ofijax.auditing import scoring_from_batches
+        from ofijax.cli._output import score_batches
+
+        try:
+            impact = scoring_from_batches(
+                lambda: score_batches(files, fmt, group, args.scoring_rate, na_values=args.na_values,
+                                      batch_size=args.batch_size),
+                group, args.scoring_rate, lower_is_better=args.lower_is_better,
+                exclude_small=not args.keep_small, alpha=args.alpha)
+        except ValueError as exc:
+            if isinstance(exc, CLIError):
+                raise
+            raise as_option(exc, {"scores": "--scoring-rate"}) from None
     hashes = getattr(args, "input_hashes", None)
     report = add_report_extras(report, args, impact=impact, rows_read=st.rows, rows_used=st.rows,
                                inputs=hashes)
