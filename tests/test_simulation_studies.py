@@ -237,3 +237,45 @@ def test_sweep_multinomial_pairs():
         m = D.ofi_moments(ni, nj, null=p)
         assert abs(o.mean - float(m.mean)) < 5 * math.sqrt(float(m.var) / o.count)
         assert abs(o.var / float(m.var) - 1) < 0.06
+
+
+def test_cli_simulate_out_writes_results_and_plots(tmp_path, capsys):
+    from ofijax.cli import main
+
+    out = tmp_path / "sim"
+    args = ["simulate", "--n", "6", "9", "--samples", "4000", "--observed", "0.25",
+            "--quantiles", "0.1", "0.9", "--out", str(out)]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "95% CI" in text and "MC mean 95% CI" in text
+    assert sorted(p.name for p in out.iterdir()) == ["b_i.png", "b_j.png", "ofi.png", "results.json"]
+    res = json.loads((out / "results.json").read_text())
+    assert res["schema_version"] == 1 and res["settings"]["quantiles"] == [0.1, 0.9]
+    ofi_s = D.Summary.from_dict(res["quantities"]["ofi"]["monte_carlo"])
+    assert ofi_s.lattice == 18 and ofi_s.count == 4000
+    pmf = D.PMF.from_dict(res["quantities"]["ofi"]["exact_pmf"])
+    assert pmf.counts == D.ofi_pmf(6, 9).counts
+    for t in res["tails"]:  # exact tails through the one p-value engine; MC inside [0, 1]
+        assert t["exact"] == pytest.approx(float(D.ofi_pvalue(t["t"], 6, 9)), rel=1e-12)
+        assert t["mc_low"] <= t["mc"] <= t["mc_high"]
+        assert t["mc"] == ofi_s.tail_count(t["t"]) / 4000
+    assert res["quantities"]["b_i"]["exact_var"] == str(Fraction(10, 60))
+    # refused in one line, exit 2, nothing written
+    assert main(args) == 2 and "--out" in capsys.readouterr().err
+    assert main(["simulate", "--n", "10", "--observed", "0.2"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cli_simulate_subsample_exact_moments(capsys):
+    from ofijax.cli import main
+
+    assert main(["simulate", "--n", "20", "30", "--null", "subsample", "--cm", "40", "10", "20", "30",
+                 "--samples", "3000"]) == 0
+    text = capsys.readouterr().out
+    line = next(ln for ln in text.splitlines() if ln.startswith("B, n = 20"))
+    # E B = (20 − 10)/100; Var = (M − n)/(M − 1) [(p_FP + p_FN) − (p_FP − p_FN)²]/n
+    var = Fraction(80, 99) * (Fraction(30, 100) - Fraction(10, 100) ** 2) / 20
+    assert float(line.split()[6]) == pytest.approx(0.1, abs=1e-4)
+    assert float(line.split()[7]) == pytest.approx(math.sqrt(var), abs=1e-4)
+    assert abs(float(line.split()[5]) / math.sqrt(var) - 1) < 0.08  # Monte Carlo sd agrees
+    assert "n/a (the exact p-value engine covers" in text

@@ -640,7 +640,17 @@ def build_parser() -> argparse.ArgumentParser:
     pm.add_argument("--samples", type=int, default=100_000, help="Monte Carlo draws")
     pm.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
     pm.add_argument("--observed", type=_finite("--observed"), metavar="OFI",
-                    help="an observed OFI: report its Monte Carlo and exact two-sided p-values")
+                    help="an observed OFI (needs two sizes): its two-sided tail probability by Monte "
+                         "Carlo (Wilson interval) and exactly through the p-value engine")
+    pm.add_argument("--bins", type=int, default=400, metavar="B",
+                    help="histogram bins where a lattice histogram (one bin per attainable value) "
+                         "would exceed 20,001 points")
+    pm.add_argument("--quantiles", type=float, nargs="+", metavar="Q",
+                    help="quantile levels in (0, 1), each with a 95%% interval (default 0.025 0.975)")
+    pm.add_argument("--out", metavar="DIR",
+                    help="also write results.json (schema_version, settings, summaries, exact PMFs, "
+                         "tails) and PNG plots of B and OFI (exact curve, the paper's ±0.3 band)")
+    pm.add_argument("--force", action="store_true", help="replace an existing --out folder")
 
     # table1 -----------------------------------------------------------------------------------
     sub.add_parser("table1", help="the OFI paper's Table 1 recomputed by ofijax",
@@ -969,10 +979,16 @@ def _cmd_scan(args) -> int:
         check_out_dir(args.out, args.force)  # inputs first, then the output
     import jax
 
-    from ofijax.auditing import run_scans, scan_lines, to_jsonable
+    from ofijax.auditing import run_scans, scan_lines
 
     frame = prep["frame"]
-    attrs = _binned(frame[list(args.attr)], args, "--attr")
+    from ofijax.auditing import bin_features
+
+    try:  # the one binning rule (bins and their edges), as the stream and Spark engines apply it
+        attrs, edges = bin_features(frame[list(args.attr)], bins=args.bins,
+                                    max_levels=args.max_levels)
+    except (ValueError, TypeError) as exc:
+        raise as_option(exc, {"sensitive_features": "--attr"}) from None
     beneficial = 0 if args.harmful_label else 1
     prob = None
     notes = []
@@ -985,9 +1001,7 @@ def _cmd_scan(args) -> int:
         notes.append("P(label | attributes) estimated in sample by logistic regression on the --attr "
                      "columns (as the IJDI paper); pass --prob to use your own estimate.")
     if not args.quiet:
-        print(f"ofijax scan of {desc}: {len(prep['y'])} rows, attributes {', '.join(args.attr)}; "
-              f"{args.samples} randomization replicates per scan"
-              + (f"; top {args.top} subgroups per scan" if args.top > 1 else ""), flush=True)
+        print(_sources.scan_header(args, desc, len(prep["y"]), "pandas"), flush=True)
     try:
         res = run_scans(
             jax.random.key(args.seed), prep["y"], prep["yhat"], attrs, beneficial_label=beneficial,
@@ -1003,19 +1017,8 @@ def _cmd_scan(args) -> int:
         for n in notes:
             print(f"Note: {n}")
     if args.out:
-        with report_dir(args.out, args.force) as tmp:
-            with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
-                json.dump(to_jsonable({"data": desc, "attributes": list(args.attr), "lam": args.lam,
-                                       "seed": args.seed, "num_samples": args.samples,
-                                       "top_k": args.top, "results": res,
-                                       "notes": notes}), fh, indent=2, allow_nan=False)
-            with open(os.path.join(tmp, "scan.md"), "w", encoding="utf-8") as fh:
-                fh.write("\n".join(["# ofijax scan report", "", f"- data: {desc}, {len(prep['y'])} rows",
-                                     f"- attributes: {', '.join(map(str, args.attr))}",
-                                     f"- command: `ofijax {' '.join(args.argv)}`", "",
-                                     "## Worst subgroups", "", *scan_lines(res, md=True),
-                                     *(["", "## Notes", ""] + [f"- {n}" for n in notes] if notes else [])])
-                         + "\n")
+        _sources.write_scan_report(args, desc=desc, rows=len(prep["y"]), res=res, notes=notes,
+                                   edges=edges, engine="pandas")
         if not args.quiet:
             print(f"Wrote scan.json, scan.md to {args.out}/")
     return 0
@@ -1040,10 +1043,20 @@ def _cmd_simulate(args) -> int:
                 raise UserError(f"--n: cannot draw {max(args.n)} rows without replacement from {int(sum(args.cm))}.")
     elif args.cm is not None:
         raise UserError("--cm: only used with --null multinomial or subsample.")
-    from ofijax.cli._simulate import simulate_report
+    if args.bins < 1:
+        raise UserError(f"--bins: must be ≥ 1; got {args.bins}.")
+    from ofijax.cli._output import check_out_dir
+    from ofijax.cli._simulate import format_report, simulate_run, write_results
 
-    print(simulate_report(args.n, null=args.null, cm=args.cm, num_samples=args.samples, seed=args.seed,
-                          observed=args.observed))
+    if args.out:
+        check_out_dir(args.out, args.force)
+    res = simulate_run(args.n, null=args.null, cm=args.cm, num_samples=args.samples, seed=args.seed,
+                       observed=args.observed, bins=args.bins, quantiles=args.quantiles)
+    text = format_report(res)
+    if args.out:
+        names = write_results(res, args.out, args.force)
+        text += f"\nwrote {', '.join(names)} to {args.out}"
+    print(text)
     return 0
 
 

@@ -853,7 +853,7 @@ def _check_quantiles(quantiles: Any) -> tuple[float, ...] | None:
     return tuple(float(v) for v in q)
 
 
-_MAX_LATTICE_BINS = 10_000_000
+_MAX_LATTICE_BINS = 1_000_000
 
 
 def _check_lattice(lattice: Any, rng: tuple[float, float]) -> int | None:
@@ -1115,7 +1115,7 @@ class Threshold(NamedTuple):
     Attributes:
         threshold: t with P(|OFI| ≤ t) ≥ level under the null (smallest such support point for
             ``method="exact"``; for ``"monte_carlo"`` the same inverse CDF of the draws on the
-            lattice 1/lcm(n_i, n_j), or a histogram quantile when that lattice has over 1e7 points).
+            lattice 1/lcm(n_i, n_j), or a histogram quantile when that lattice has over 2e5 points).
         level: the two-sided level.
         sigma_ofi: σ of OFI under the null (√(Var B_i + Var B_j)).
         sigma_b_i: σ of B for group i alone (what the paper's 0.3 approximates, n → ∞).
@@ -1205,7 +1205,7 @@ def ofi_threshold(
     else:
         si, sj = multinomial_sampler(n_i, p), multinomial_sampler(n_j, p)
     lcm = math.lcm(n_i, n_j)
-    lat = lcm if 2 * lcm + 1 <= _MAX_LATTICE_BINS else None  # exact inverse CDF on the lattice
+    lat = lcm if 2 * lcm + 1 <= 200_001 else None  # exact inverse CDF on the lattice
     summ = monte_carlo(
         key, _AbsOfi(), pair_sampler(si, sj), num, bins=8000, range=(0.0, 2.0), quantiles=(lv,),
         lattice=lat,

@@ -715,6 +715,8 @@ def stream(
     if chunks_per_block is None:
         # about 2^24 samples per jitted call, at least one chunk per device
         chunks_per_block = max(1, (1 << 24) // chunk_size)
+        # and at most ~128 MiB of per-chunk histograms per block (int32, lattice plans)
+        chunks_per_block = max(1, min(chunks_per_block, (1 << 25) // (plan.nbins + 3)))
     per_block = -(-max(chunks_per_block, ndev) // ndev) * ndev
     # balance the blocks (one compiled shape) so that the last one is not mostly padding
     n_blocks = -(-n_chunks // per_block)
