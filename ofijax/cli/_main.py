@@ -506,7 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
             "verdict: 'algorithmic bias' (OFI significant; OFI > 0 = bias against j), 'selection-rate\n"
             "disparity' (OFI not significant, DI fails the four-fifths rule), 'too small to judge'\n"
             "(a group under the minimum-evidence size: 5 people at alpha 0.05) or 'no evidence'.\n"
-            "report.md explains every column ('How to read this report').\n\n"
+            "report.md explains every column ('How to read this report'); report.html is the same audit\n"
+            "as one self-contained, printable page, with the impact-ratio tables and provenance.\n\n"
             "Without --data it audits the embedded COMPAS data as the OFI paper did."
         ),
     )
