@@ -105,7 +105,7 @@ def heatmap_svg(labels: list[str], values: list[list[Any]], marks: list[list[boo
                 scale: str) -> str:
     """A k × k heatmap as inline SVG: ``scale`` ``"ofi"`` (−0.5 … +0.5) or ``"di"`` (log, 0.25 … 4)."""
     k = len(labels)
-    cell = 34 if k <= 8 else (24 if k <= 16 else 16)
+    cell = 40 if k <= 8 else (24 if k <= 16 else 16)
     short = [lb if len(lb) <= 22 else lb[:21] + "…" for lb in labels]
     left = 8 + 7 * max(len(s) for s in short)
     top = 24 + 7 * max(len(s) for s in short)
@@ -130,7 +130,12 @@ def heatmap_svg(labels: list[str], values: list[list[Any]], marks: list[list[boo
             parts.append(f'<rect x="{left + j * cell}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" '
                          f'stroke="#fff"><title>{_e(labels[i])} vs {_e(labels[j])}: '
                          f'{_e(_num(v, 3, scale == "ofi"))}</title></rect>')
-            if i != j and marks[i][j]:
+            star = "*" if i != j and marks[i][j] else ""
+            if k <= 8 and i != j:  # the value in the cell (and * when significant)
+                txt = _num(v, 2, scale == "ofi").replace("undef.", "–")
+                parts.append(f'<text x="{left + j * cell + cell / 2}" y="{y + cell / 2 + 4}" text-anchor="middle" '
+                             f'font-size="9">{_e(txt)}{star}</text>')
+            elif star:
                 parts.append(f'<text x="{left + j * cell + cell / 2}" y="{y + cell / 2 + 5}" '
                              f'text-anchor="middle" font-size="{max(10, cell // 2)}">*</text>')
     parts.append("</svg>")
