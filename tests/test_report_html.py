@@ -263,7 +263,11 @@ def test_cli_label_free_and_scoring_rate(tmp_path, capsys):
     assert "pairs" not in rep and rep["impact_ratios"]["unknown"] == {"race": 1}
     assert "OFI" in rep["notes"][0] and "needs true labels" in rep["notes"][0]
     page = (out / "report.html").read_text()
-    assert "OFI needs true labels" in page
+    assert "OFI needs true labels" in page and page.count("<svg") == 1  # the DI heatmap only
+    rate = {r["category"]: Fraction(r["selected"], r["n"]) for r in rep["impact_ratios"]["rows"]}
+    for i, gi in enumerate(rep["groups"]):
+        for j, gj in enumerate(rep["groups"]):
+            assert rep["pairwise"]["di"][i][j] == pytest.approx(float(rate[gi] / rate[gj]), rel=1e-15)
     out2 = tmp_path / "s"
     assert main(["audit", "--data", str(f), "--scoring-rate", "score", "--lower-is-better", "--group", "race",
                  "--out", str(out2)]) == 0

@@ -109,7 +109,7 @@ def heatmap_svg(labels: list[str], values: list[list[Any]], marks: list[list[boo
     short = [lb if len(lb) <= 22 else lb[:21] + "…" for lb in labels]
     left = 8 + 7 * max(len(s) for s in short)
     top = 24 + 7 * max(len(s) for s in short)
-    w, h = left + k * cell + 10, top + k * cell + 10
+    w, h = max(left + k * cell + 10, 12 + 6 * len(title)), top + k * cell + 10
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
              f'role="img" aria-label="{_e(title)}" font-family="sans-serif" font-size="11">',
              f'<text x="4" y="14" font-weight="bold">{_e(title)}</text>']
@@ -303,13 +303,19 @@ def _heatmaps_html(report: dict) -> str:
     alpha = float((report.get("settings") or {}).get("alpha", 0.05))
     padj = pw.get("p_adjusted") or [[None] * k for _ in range(k)]
     marks = [[padj[i][j] is not None and padj[i][j] < alpha for j in range(k)] for i in range(k)]
-    ofi = heatmap_svg(groups, pw.get("ofi"), marks, title="OFI(i, j) = B_i − B_j (row i, column j)", scale="ofi")
-    di = heatmap_svg(groups, pw.get("di"), marks, title="DI(i, j) = b_i / b_j", scale="di")
+    ofi = heatmap_svg(groups, pw["ofi"], marks, title="OFI(i, j) = B_i − B_j (row i, column j)",
+                      scale="ofi") if pw.get("ofi") else ""
+    di = heatmap_svg(groups, pw["di"], marks, title="DI(i, j) = b_i / b_j (row i, column j)",
+                     scale="di") if pw.get("di") else ""
     cap = ("OFI on a fixed scale from −0.5 (blue: i gets less unjustified benefit than j) to +0.5 (red); DI on "
            "a log scale from 0.25 (blue) to 4 (red) around 1; grey: undefined; * = OFI significant after the "
            "multiplicity correction; values beyond the scale take its end colour.")
-    return (f'<section id="heatmaps"><h2>Heatmaps</h2><div class="figs"><figure>{ofi}</figure>'
-            f"<figure>{di}</figure></div><p class=\"note\">{_e(cap)}</p></section>")
+    if not ofi:
+        cap = ("DI (the selection-rate ratio, no label needed) on a log scale from 0.25 (blue) to 4 (red) "
+               "around 1; grey: undefined (nobody selected in j).")
+    figs = "".join(f"<figure>{f}</figure>" for f in (ofi, di) if f)
+    return (f'<section id="heatmaps"><h2>Heatmaps</h2><div class="figs">{figs}</div>'
+            f'<p class="note">{_e(cap)}</p></section>')
 
 
 def _provenance_html(report: dict) -> str:

@@ -852,6 +852,8 @@ def _impact_table(args, df):
 
 def _label_free_audit(args, df, desc: str, hashes) -> int:
     """``ofijax audit`` without --label: the impact-ratio tables (and DI in them), no OFI."""
+    import numpy as np
+
     from ofijax import __version__
     from ofijax.auditing import impact_lines, render_html, to_jsonable
     from ofijax.cli._output import add_report_extras, check_out_dir
@@ -872,6 +874,14 @@ def _label_free_audit(args, df, desc: str, hashes) -> int:
         "notes": ["No --label: OFI (and its verdicts) needs true labels; this report gives the impact ratios "
                   "(the selection-rate ratios that DI and the four-fifths rule read) and their tests only."],
     }
+    # DI between the groups of the audit (the --group columns' intersection): r_i / r_j
+    last = table[table["attribute"] == table["attribute"].iloc[-1]] if len(table) else table
+    rate = last.iloc[:, 4].to_numpy(dtype=float)  # selection_rate / scoring_rate
+    with np.errstate(divide="ignore", invalid="ignore"):
+        di = np.where(rate[None, :] > 0, rate[:, None] / rate[None, :], np.nan)
+    report["groups"] = last["category"].tolist()
+    report["group_columns"] = list(args.group)
+    report["pairwise"] = {"di": di.tolist()}
     report = add_report_extras(report, args, impact=table, rows_read=len(df), rows_used=used, inputs=hashes)
     elapsed = time.perf_counter() - t0
     section = report["impact_ratios"]
