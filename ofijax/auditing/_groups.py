@@ -16,7 +16,7 @@ import pandas as pd
 from ofijax import _validation as v
 from ofijax.scan import bin_codes, bin_labels
 
-__all__ = ["MAX_GROUPS", "MAX_LEVELS", "bin_features", "check_group_count"]
+__all__ = ["MAX_GROUPS", "MAX_LEVELS", "bin_features", "check_group_count", "quantile_of_counts"]
 
 #: Distinct values a group column may have before it must be binned (``max_levels``).
 MAX_LEVELS = 20
@@ -57,12 +57,48 @@ def _is_numeric(col: Any) -> bool:
         return False
 
 
-def _edges_for(values: np.ndarray, spec: Any, name: str) -> np.ndarray:
+def quantile_of_counts(values: Any, counts: Any, q: Any) -> np.ndarray:
+    """``numpy.quantile(rows, q)`` (its default ``"linear"`` method) of the rows that ``values``
+    stand for, ``counts[i]`` rows each, computed from the counts (the rows are never built).
+
+    The same virtual index ``N q + (1 − q) − 1`` and the same interpolation as NumPy, so the result
+    equals ``numpy.quantile(numpy.repeat(values, counts), q)`` bit for bit (tested): quantile bins
+    of cell statistics (the stream and Spark engines) and of rows (the pandas engine) get the same
+    edges.
+
+    >>> quantile_of_counts([1.0, 2.0, 10.0], [3, 1, 2], [0.0, 0.5, 1.0]).tolist()
+    [1.0, 1.5, 10.0]
+    """
+    x = np.asarray(values, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(x, kind="stable")
+    x, c = x[order], c[order]
+    keep = c > 0
+    x, c = x[keep], c[keep]
+    ends = np.cumsum(c)  # rows 0..ends[i]-1 hold values up to x[i]
+    n = int(ends[-1])
+    qs = np.asarray(q, dtype=np.float64)
+    vi = n * qs + (1 + qs * (1 - 1 - 1)) - 1  # numpy's _compute_virtual_index, alpha = beta = 1
+    prev = np.floor(vi)
+    nxt = prev + 1
+    prev = np.clip(prev, 0, n - 1).astype(np.int64)
+    nxt = np.clip(nxt, 0, n - 1).astype(np.int64)
+    gamma = vi - np.floor(vi)
+    a = x[np.searchsorted(ends, prev, side="right")]
+    b = x[np.searchsorted(ends, nxt, side="right")]
+    diff = b - a
+    out = a + diff * gamma
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
+
+
+def _edges_for(values: np.ndarray, spec: Any, name: str, counts: Any = None) -> np.ndarray:
     if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
         q = int(spec)
         if q < 2:
             raise ValueError(f"bins: needs at least 2 bins for {name}; got {q}.")
-        edges = np.unique(np.quantile(values, np.linspace(0.0, 1.0, q + 1)))
+        qs = np.linspace(0.0, 1.0, q + 1)
+        edges = np.unique(np.quantile(values, qs) if counts is None
+                          else quantile_of_counts(values, counts, qs))
         if edges.size < 2:
             raise ValueError(f"bins: column {name} is constant; it cannot be cut into bins.")
         return edges
@@ -93,7 +129,8 @@ def _cut(col: Any, edges: np.ndarray) -> Any:
     return out
 
 
-def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVELS) -> tuple[Any, dict]:
+def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVELS,
+                 counts: Any = None) -> tuple[Any, dict]:
     """Check the group columns; cut continuous or high-cardinality numeric ones into bins.
 
     A column with more than ``max_levels`` distinct values is refused unless ``bins`` covers it:
@@ -107,6 +144,9 @@ def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVEL
             dict or 2-D array).
         bins: ``None``, an int, or a dict column → int or edges.
         max_levels: most distinct values of an unbinned column.
+        counts: optional ``(n,)`` integer rows each entry stands for (cell statistics: one entry
+            per distinct value combination): quantile bins are then those of the rows
+            (:func:`quantile_of_counts`), so counts give the bins their rows would.
 
     Returns:
         ``(features, edges)``: the features (same container and index; binned columns become
@@ -171,10 +211,12 @@ def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVEL
         if not _is_numeric(col):
             raise ValueError(f"bins: column {label!r} is not numeric; only numeric columns can be binned.")
         num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-        finite = num[np.isfinite(num)]
+        fin = np.isfinite(num)
+        finite = num[fin]
         if finite.size == 0:
             raise ValueError(f"bins: column {label!r} has no finite values to bin.")
-        e = _edges_for(finite, spec, repr(label))
+        e = _edges_for(finite, spec, repr(label),
+                       None if counts is None else np.asarray(counts, np.int64)[fin])
         edges_out[str(label)] = [float(x) for x in e]
         new_cols.append((name, _cut(col, e)))
         changed = True

@@ -70,6 +70,7 @@ class _NoSubgroup:
     expected_rate = math.nan
     unbounded = False
     converged = True
+    search = "exhaustive"  # nothing to search: certified
     description = "no subgroup detected: no rows of the scanned class"
 
 
@@ -121,6 +122,8 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
         "scanned_size": n_in, "rate": rate, "rate_rest": rest,
         "expected_rate": float(r.expected_rate), "score": float(r.score), "q": float(r.q),
         "p_value": float(r.p_value), "unbounded": bool(r.unbounded), "converged": bool(r.converged),
+        "search": str(getattr(r, "search", "coordinate_ascent")),
+        "certified": bool(getattr(r, "search", "") == "exhaustive"),
         "description": desc, "scan_description": r.description, "rows": inside,
     }
 
@@ -171,12 +174,15 @@ def run_scans(
         ``{scan name: dict}`` with ``side``, ``subgroup`` ({column: values}), ``size`` (people in
         the subgroup), ``scanned_size`` (of them, with the scanned true outcome), ``rate`` and
         ``rate_rest`` (share predicted harmful among the scanned class inside and outside the
-        subgroup), ``score``, ``q``, ``p_value``, ``num_samples``, ``converged``, ``description``
+        subgroup), ``score``, ``q``, ``p_value``, ``num_samples``, ``converged``, ``search``
+        (``"exhaustive"`` or ``"coordinate_ascent"``), ``certified`` (the global optimum: every
+        subgroup scored), ``description``
         — all of the first subgroup — and ``top_k`` and ``top``: the list of the (up to k)
         subgroups, each a dict with ``rank``, ``subgroup``, ``size``, ``scanned_size``, ``rate``,
         ``rate_rest`` (the scanned class outside it and outside the earlier subgroups),
         ``expected_rate`` (the scan's null rate), ``score``, ``q``, ``p_value`` (family-wise when
-        k > 1), ``unbounded``, ``converged``, ``description`` (in words) and ``scan_description``
+        k > 1), ``unbounded``, ``converged``, ``search``, ``certified``, ``description`` (in
+        words) and ``scan_description``
         (the scan result's own wording). ``size`` counts everyone in the subgroup not already in
         an earlier one.
 
@@ -255,7 +261,8 @@ def run_scans(
             f["description"] += " (no one has it)"
             out[name] = {"side": sd, **{key_: f[key_] for key_ in (
                 "subgroup", "size", "scanned_size", "rate", "rate_rest", "score", "q", "p_value")},
-                "num_samples": n_rep, "converged": True, "description": f["description"],
+                "num_samples": n_rep, "converged": True, "search": f["search"],
+                "certified": f["certified"], "description": f["description"],
                 "top_k": k_top, "top": [f]}
             continue
         if cells is not None:
@@ -281,7 +288,8 @@ def run_scans(
         out[name] = {
             "side": sd, **{key_: first[key_] for key_ in ("subgroup", "size", "scanned_size", "rate",
                                                           "rate_rest", "score", "q", "p_value")},
-            "num_samples": n_rep, "converged": first["converged"], "description": first["description"],
+            "num_samples": n_rep, "converged": first["converged"], "search": first["search"],
+            "certified": first["certified"], "description": first["description"],
             "top_k": k_top, "top": top,
         }
     return out

@@ -20,26 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
 from typing import Any
 
-from ofijax.auditing import format_p, to_jsonable
+from ofijax.auditing import to_jsonable
 from ofijax.cli._output import CLIError
 
 __all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan", "file_header", "unique_columns",
-           "needs_rows", "RowsNeeded"]
-
-_SCAN_TEXT = {
-    "fpr_scan": ("negative", "wrongly denied the benefit: raised rate of the harmful prediction among "
-                 "people whose true outcome is beneficial (FPR-Scan in the harm orientation, i.e. a "
-                 "raised false-negative rate of the beneficial prediction)"),
-    "tpr_scan": ("positive", "least often given an unjust benefit: raised rate of the harmful "
-                 "prediction among people whose true outcome is harmful (TPR-Scan in the harm "
-                 "orientation)"),
-}
-
+           "needs_rows", "RowsNeeded", "scan_cells_binned", "write_scan_report", "scan_header"]
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """``--engine``, ``--spark-master`` and ``--batch-size`` for ``audit`` and ``scan``."""
@@ -263,37 +252,14 @@ def _statistics(args: Any, files: list, fmt: str, *, group, attrs, beneficial: i
         _fail("--data: " + msg[len("data: "):] if msg.startswith("data: ") else msg)
 
 
-def run_scans(key, cells, beneficial: int, num_samples: int, side: str = "both") -> dict:
-    """FPR-/TPR-Scan from cell statistics in the harm orientation (as ``audit(scan=True)``)."""
-    import jax
+def run_scans(key, cells, beneficial: int, num_samples: int, side: str = "both",
+              top_k: int = 1) -> dict:
+    """FPR-/TPR-Scan from cell statistics: :func:`ofijax.auditing.run_scans` with ``cells=``, the
+    output (fields, sizes, rates, words, ``top``) of the in-memory ``audit(scan=True)``."""
+    from ofijax.auditing import run_scans as scans
 
-    from ofijax import stats
-
-    harm = cells.flip() if beneficial == 1 else cells
-    runs = [(name, sd) for name, (sd, _) in _SCAN_TEXT.items() if side in (sd, "both")]
-    keys = jax.random.split(key, len(runs))
-    out = {}
-    for (name, sd), k in zip(runs, keys):
-        fn = stats.fpr_scan_cells if name == "fpr_scan" else stats.tpr_scan_cells
-        r = fn(harm, key=k, num_samples=num_samples, beneficial_label=0)
-        what = _SCAN_TEXT[name][1]
-        sub = {str(c): [to_jsonable(x) for x in vals] for c, vals in r.subset.items()}
-        sub_txt = " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in sub.items())
-        p_txt = ("no randomization test" if math.isnan(r.p_value)
-                 else f"p = {format_p(r.p_value)} ({num_samples} replicates)")
-        total = int(getattr(r, "total_size", r.size))
-        desc = (f"{sub_txt} ({total} rows, {r.size} of them scanned): {what}; odds x{r.q:.2f}, "
-                f"score {r.score:.2f}, {p_txt}"
-                if r.score > 0 else f"no subgroup detected ({what})")
-        # the fields of the row scan's scan.json, meaning the same: size = rows of the subgroup,
-        # scanned_size = those on the scanned side, rate = their rate of the harmful prediction
-        out[name] = {
-            "side": sd, "subgroup": sub, "size": total, "scanned_size": int(r.size),
-            "rate": float(getattr(r, "observed_rate", math.nan)), "score": float(r.score),
-            "q": float(r.q), "p_value": float(r.p_value), "num_samples": num_samples,
-            "converged": bool(r.converged), "description": desc,
-        }
-    return out
+    return scans(key, cells=cells, beneficial_label=beneficial, num_samples=num_samples,
+                 side=side, top_k=top_k)
 
 
 def cmd_audit(args: Any, finish) -> int:
@@ -313,9 +279,8 @@ def cmd_audit(args: Any, finish) -> int:
     attrs = (args.attr or list(args.group)) if args.scan else None
     if args.attr and not args.scan:
         _fail("--attr: only used with --scan.")
-    if args.top != 1:
-        _fail("--top: only used with --scan on rows; pass --engine pandas." if args.scan
-              else "--top: only used with --scan.")
+    if args.top != 1 and not args.scan:
+        _fail("--top: only used with --scan.")
     beneficial = 0 if args.harmful_label else 1
     group = list(args.group)
     t0 = time.perf_counter()
@@ -327,6 +292,7 @@ def cmd_audit(args: Any, finish) -> int:
         if getattr(args, "auto_file", False):
             raise RowsNeeded() from None
         raise
+    scan_cells = scan_cells_binned(args, st.cells)[0] if args.scan else None  # --max-levels
     check_out_dir(args.out, args.force)  # inputs (files, columns, values) first, then the output
     from ofijax._validation import as_key
 
@@ -342,7 +308,8 @@ def cmd_audit(args: Any, finish) -> int:
         raise as_option(exc, {"num_samples": option_name(args, "samples", "--samples")}) from None
     if args.scan:
         k_scan = jax.random.split(key, 3)[2]
-        af = af._replace(scan=run_scans(k_scan, st.cells, beneficial, int(args.scan_samples)))
+        af = af._replace(scan=run_scans(k_scan, scan_cells, beneficial, int(args.scan_samples),
+                                        top_k=args.top))
     elapsed = time.perf_counter() - t0
     from ofijax import __version__
     from ofijax.cli._output import data_section
@@ -403,42 +370,87 @@ def _check_groups(args: Any, counts) -> None:
                   "every value.")
 
 
+def scan_cells_binned(args: Any, cells, option: str = "--attr"):
+    """The attribute values of cell statistics checked and binned as ``--bins`` / ``--max-levels``
+    say, by the one rule of the pandas engine (:func:`ofijax.auditing.bin_features` with the
+    cells' counts: the quantile bins of the rows they count): ``(cells, {column: edges})``."""
+    import numpy as np
+    import pandas as pd
+
+    from ofijax.auditing import bin_features
+    from ofijax.cli._output import as_option
+
+    frame = pd.DataFrame({c: np.asarray(v, dtype=object) for c, v in zip(cells.columns, cells.values)})
+    try:
+        binned, edges = bin_features(frame, bins=args.bins, max_levels=args.max_levels,
+                                     counts=np.asarray(cells.n, np.int64))
+    except (ValueError, TypeError) as exc:
+        raise as_option(exc, {"sensitive_features": option}) from None
+    if not edges:
+        return cells, {}
+    values = tuple(np.asarray(binned[c], dtype=object) for c in cells.columns)
+    return cells._replace(values=values), edges
+
+
+def write_scan_report(args: Any, *, desc: str, rows: int, res: dict, notes: list, edges: dict,
+                      engine: str) -> None:
+    """scan.json and scan.md in ``--out``: one schema whatever the engine (pandas, stream, spark)."""
+    from ofijax.auditing import scan_lines
+    from ofijax.cli._output import report_dir
+
+    with report_dir(args.out, args.force) as tmp:
+        with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
+            json.dump(to_jsonable({"data": desc, "engine": engine, "rows": int(rows),
+                                   "attributes": list(args.attr), "lam": args.lam,
+                                   "seed": args.seed, "num_samples": args.samples,
+                                   "top_k": args.top, "bins": edges, "results": res,
+                                   "notes": notes}), fh, indent=2, allow_nan=False)
+        with open(os.path.join(tmp, "scan.md"), "w", encoding="utf-8") as fh:
+            fh.write("\n".join(["# ofijax scan report", "", f"- data: {desc}, {rows} rows",
+                                 f"- attributes: {', '.join(map(str, args.attr))}",
+                                 f"- command: `ofijax {' '.join(getattr(args, 'argv', []))}`", "",
+                                 "## Worst subgroups", "", *scan_lines(res, md=True),
+                                 *(["", "## Notes", ""] + [f"- {n}" for n in notes] if notes else [])])
+                     + "\n")
+
+
+def scan_header(args: Any, desc: str, rows: int, engine: str) -> str:
+    """The first line ``ofijax scan`` prints (every engine)."""
+    return (f"ofijax scan of {desc} ({engine} engine): {rows:,} rows, attributes "
+            f"{', '.join(map(str, args.attr))}; {args.samples} randomization replicates per scan"
+            + (f"; top {args.top} subgroups per scan" if args.top > 1 else ""))
+
+
 def cmd_scan(args: Any) -> int:
-    """``ofijax scan`` (FPR-/TPR-Scan) through the statistics path."""
+    """``ofijax scan`` (FPR-/TPR-Scan) through the statistics path: the options, output and
+    scan.json/scan.md of the pandas engine (``--top``, ``--bins``, ``--max-levels``, ``--side``,
+    ``--out``/``--force``), from cell statistics."""
     import jax
+
+    from ofijax.auditing import run_scans, scan_lines
 
     _check_common(args, ("label", "pred", "attr"))
     if args.lam != 0 or args.prob:
         _fail("--lam: IJDI-Scan (--lam > 0, --prob) needs rows; run it with --engine pandas on a "
               "sample, or FPR-/TPR-Scan (--lam 0) on the whole data.")
-    if args.top != 1:
-        _fail("--top: needs rows; pass --engine pandas.")
     beneficial = 0 if args.harmful_label else 1
     attrs = list(args.attr)
     files, fmt = _files(args, list(dict.fromkeys(attrs + [args.label, args.pred])))
     st = _statistics(args, files, fmt, group=None, attrs=attrs, beneficial=beneficial)
+    cells, edges = scan_cells_binned(args, st.cells)
     if args.out:
         from ofijax.cli._output import check_out_dir
 
         check_out_dir(args.out, args.force)  # inputs (files, columns, values) first, then the output
     desc = repr(args.data)
     if not args.quiet:
-        print(f"ofijax scan of {desc} ({args.engine} engine): {st.rows:,} rows, attributes "
-              f"{', '.join(args.attr)}; {args.samples} randomization replicates per scan", flush=True)
-    res = run_scans(jax.random.key(args.seed), st.cells, beneficial, int(args.samples),
-                    side=args.side)
-    for name, r in res.items():
-        print(f"{name}: {r['description']}")
+        print(scan_header(args, desc, st.rows, args.engine), flush=True)
+    res = run_scans(jax.random.key(args.seed), cells=cells, beneficial_label=beneficial,
+                    num_samples=int(args.samples), side=args.side, top_k=args.top)
+    print("\n".join(line[4:] for line in scan_lines(res)))  # "name: ..." and "  #j: ..." lines
     if args.out:
-        from ofijax.cli._output import report_dir
-
-        with report_dir(args.out, args.force) as tmp:
-            with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
-                json.dump(to_jsonable({"data": desc, "engine": args.engine,
-                                       "attributes": list(args.attr), "lam": args.lam,
-                                       "seed": args.seed, "num_samples": args.samples,
-                                       "results": res, "notes": []}), fh, indent=2,
-                          allow_nan=False)
+        write_scan_report(args, desc=desc, rows=st.rows, res=res, notes=[], edges=edges,
+                          engine=args.engine)
         if not args.quiet:
-            print(f"Wrote scan.json to {args.out}/")
+            print(f"Wrote scan.json, scan.md to {args.out}/")
     return 0

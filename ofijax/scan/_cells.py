@@ -34,7 +34,15 @@ import numpy as np
 
 from .._validation import align_pandas
 from ._basis import Basis, make_basis
-from ._engine import Problem, cell_bucket, cell_mask, scan_arrays
+from ._engine import Problem, RawScan, cell_bucket, cell_mask, scan_arrays
+from ._exhaustive import (
+    EXHAUSTIVE_MAX_SUBGROUPS,
+    chunk_size,
+    exhaustive_arrays,
+    make_enumeration,
+    num_subgroups,
+    rate_exhaustive_feasible,
+)
 from ._randomization import p_value, replicate_key
 
 __all__ = ["CellScan", "scan_cells", "chebyshev_cell_features"]
@@ -52,6 +60,7 @@ class CellScan(NamedTuple):
       converged: every restart reached a local optimum.
       p_value: randomization p-value (NaN without replicates).
       null_scores: ``(R,)`` replicate scores (None without replicates).
+      search: ``"coordinate_ascent"`` or ``"exhaustive"`` (the global optimum).
       top: with ``top_k=k`` (rate scans): the k finds, each a :class:`CellScan` of the cells left
         after the earlier finds' cells were removed (``top[0]`` is this result; fewer when a step
         finds nothing), with family-wise p-values; ``()`` otherwise.
@@ -66,6 +75,7 @@ class CellScan(NamedTuple):
     p_value: float = math.nan
     null_scores: Any = None
     top: tuple = ()
+    search: str = "coordinate_ascent"
 
 
 def _problem(cell_codes, n_values, n):
@@ -130,14 +140,20 @@ def _uniform(n, y):
 
 
 def _rate_step(key, problem, n, y, t_bounds, penalty, eps, num_restarts, max_steps,
-               throughput=False):
+               throughput=False, enum=None, num=0, chunk=0):
     """One rate scan of the cells ``(n, y)`` (cells with n = 0 take no part): ``(RawScan with
-    score ≤ 0 → 0 and uniform outcomes → 0, cells in S)``."""
+    score ≤ 0 → 0 and uniform outcomes → 0, cells in S)``; with ``enum`` every subgroup is scored
+    (:func:`~._exhaustive.exhaustive_arrays`, the global optimum)."""
     problem = dataclasses.replace(problem, n_cells=n)  # as the row scans' top-k steps count them
     pbar = jnp.clip(y.sum() / jnp.maximum(n.sum(), 1.0), eps, 1.0 - eps)
     basis = Basis("exact", jnp.asarray(t_bounds[0]), jnp.asarray(t_bounds[1]), pbar[None])
-    r = scan_arrays(key, problem, n[:, None], y, basis, penalty=penalty,
-                    num_restarts=num_restarts, max_steps=max_steps, throughput=throughput)
+    if enum is not None:
+        mask, listed, score, t = exhaustive_arrays(problem, n[:, None], y, basis, enum, penalty,
+                                                   num=num, chunk=chunk)
+        r = RawScan(mask, listed, score, t, jnp.asarray(True), jnp.zeros(1, jnp.int32))
+    else:
+        r = scan_arrays(key, problem, n[:, None], y, basis, penalty=penalty,
+                        num_restarts=num_restarts, max_steps=max_steps, throughput=throughput)
     ok = (r.score > 0) & ~_uniform(n, y)
     r = r._replace(score=jnp.where(ok, r.score, 0.0), log_q=jnp.where(ok, r.log_q, 0.0))
     inside = cell_mask(problem, r.mask, r.listed) & ok & (n > 0)
@@ -145,14 +161,15 @@ def _rate_step(key, problem, n, y, t_bounds, penalty, eps, num_restarts, max_ste
 
 
 def _rate_replicates(keys, problem, n_pad, pbar_null, t_bounds, penalty, eps, num_restarts,
-                     max_steps, k=1):
+                     max_steps, k=1, enum=None, num=0, chunk=0):
     """Replicate scores (the largest of the ``k`` steps' scores: the family-wise statistic of
-    top-k) and convergence flags; uniform replicate outcomes score 0."""
+    top-k) and convergence flags; uniform replicate outcomes score 0. With ``enum`` each replicate
+    scores every subgroup, as the observed exhaustive scan."""
     def one(key):
         k_null, k_scan = jax.random.split(key)
         y_star = jax.random.binomial(k_null, n_pad, pbar_null).astype(jnp.float64)
         y_star = jnp.where(n_pad > 0, y_star, 0.0)
-        if k == 1:
+        if k == 1 and enum is None:
             pbar = jnp.clip(y_star.sum() / n_pad.sum(), eps, 1.0 - eps)
             basis = Basis("exact", t_bounds[0], t_bounds[1], pbar[None])
             r = scan_arrays(k_scan, problem, n_pad[:, None], y_star, basis, penalty=penalty,
@@ -162,7 +179,8 @@ def _rate_replicates(keys, problem, n_pad, pbar_null, t_bounds, penalty, eps, nu
         best, conv = jnp.asarray(0.0, jnp.float64), jnp.asarray(True)
         for _ in range(k):  # top-k: each step without the cells of the earlier finds
             r, inside = _rate_step(k_scan, problem, n_j, y_j, t_bounds, penalty, eps,
-                                   num_restarts, max_steps, throughput=True)
+                                   num_restarts, max_steps, throughput=True, enum=enum, num=num,
+                                   chunk=chunk)
             best, conv = jnp.maximum(best, r.score), conv & r.converged
             n_j, y_j = jnp.where(inside, 0.0, n_j), jnp.where(inside, 0.0, y_j)
         return best, conv
@@ -170,7 +188,7 @@ def _rate_replicates(keys, problem, n_pad, pbar_null, t_bounds, penalty, eps, nu
     return jax.vmap(one)(keys)
 
 
-_rate_replicates_jit = jax.jit(_rate_replicates, static_argnums=(7, 8, 9))
+_rate_replicates_jit = jax.jit(_rate_replicates, static_argnums=(7, 8, 9, 11, 12))
 
 
 def scan_cells(
@@ -193,6 +211,7 @@ def scan_cells(
     replicate_chunk: int | None = None,
     num_replicates: int | None = None,
     top_k: int | None = None,
+    search: str = "coordinate_ascent",
 ) -> CellScan:
     r"""Run FPR-/TPR-Scan (``kind="rate"``) or Bias Scan (``kind="bias"``) on cell statistics.
 
@@ -213,6 +232,11 @@ def scan_cells(
         earlier ones (the row scans' ``top_k``: the same subgroups, since a subgroup is a union of
         cells), in ``result.top``; each replicate runs all k steps and its statistic is the
         largest of its k scores (family-wise p-values). ``None``: one subgroup.
+
+      search: rate scans: ``"coordinate_ascent"`` (default here), ``"exhaustive"`` (every
+        subgroup scored: the global optimum) or ``"auto"`` (exhaustive when the row scans'
+        ``search="auto"`` would be: :func:`~._exhaustive.rate_exhaustive_feasible`);
+        ``result.search`` says which ran.
 
     Uniform outcomes (every row's outcome the same) of a rate scan score 0: no subgroup.
 
@@ -260,14 +284,38 @@ def scan_cells(
                 basis = make_basis("chebyshev", direction=direction, q_bounds=q_bounds, reduced=False,
                                    num_features=int(np.shape(features)[1]))
             phi = _pad(features, pad)
-        r = scan_arrays(key, problem, phi, y_pad, basis, penalty=float(penalty),
-                        num_restarts=int(num_restarts), max_steps=max_steps_)
+        if search not in ("auto", "exhaustive", "coordinate_ascent"):
+            raise ValueError(f"search: must be 'auto', 'exhaustive' or 'coordinate_ascent'; got "
+                             f"{search!r}.")
+        nv = np.asarray(n_values, np.int64)
+        if search != "coordinate_ascent" and kind != "rate":
+            raise ValueError("search: from cell statistics only FPR-/TPR-Scan enumerate.")
+        if search == "auto":
+            search = ("exhaustive" if rate_exhaustive_feasible(nv, problem.num_cells)
+                      else "coordinate_ascent")
+        elif search == "exhaustive" and num_subgroups(nv) > EXHAUSTIVE_MAX_SUBGROUPS:
+            raise ValueError(
+                f"search: 'exhaustive' enumerates every subgroup; these attributes have "
+                f"{num_subgroups(nv):.3g} (more than {EXHAUSTIVE_MAX_SUBGROUPS:g}). Use "
+                "search='coordinate_ascent' (or 'auto').")
+        ex = {}
+        if search == "exhaustive":
+            num = num_subgroups(nv)
+            ex = dict(enum=make_enumeration(nv, problem.v_max), num=num,
+                      chunk=chunk_size(num, problem.num_cells, len(nv), 1))
+            mask, listed, sc, t = exhaustive_arrays(problem, phi, y_pad, basis, ex["enum"],
+                                                    float(penalty), num=ex["num"],
+                                                    chunk=ex["chunk"])
+            r = RawScan(mask, listed, sc, t, jnp.asarray(True), jnp.zeros(1, jnp.int32))
+        else:
+            r = scan_arrays(key, problem, phi, y_pad, basis, penalty=float(penalty),
+                            num_restarts=int(num_restarts), max_steps=max_steps_)
         cells = np.asarray(cell_mask(problem, r.mask, r.listed))[:c]
         score, log_q = float(r.score), float(r.log_q)
         if kind == "rate" and (score <= 0 or bool(_uniform(n_pad, y_pad))):
             score, log_q = 0.0, 0.0
         out = CellScan(np.asarray(r.mask), np.asarray(r.listed), score, float(np.exp(log_q)),
-                       cells, bool(r.converged))
+                       cells, bool(r.converged), search=search)
         k_top = 1 if top_k is None else int(top_k)
         if top_k is not None:
             if kind != "rate":
@@ -282,12 +330,13 @@ def scan_cells(
                 gone = jnp.asarray(np.r_[finds[-1].cells, np.zeros(pad - c, bool)])
                 n_j, y_j = jnp.where(gone, 0.0, n_j), jnp.where(gone, 0.0, y_j)
                 r_j, inside = _rate_step(key, problem, n_j, y_j, t_bounds, float(penalty),
-                                         float(p_epsilon), int(num_restarts), max_steps_)
+                                         float(p_epsilon), int(num_restarts), max_steps_, **ex)
                 if not float(r_j.score) > 0:
                     break
                 finds.append(CellScan(np.asarray(r_j.mask), np.asarray(r_j.listed),
                                       float(r_j.score), float(np.exp(float(r_j.log_q))),
-                                      np.asarray(inside)[:c], bool(r_j.converged)))
+                                      np.asarray(inside)[:c], bool(r_j.converged),
+                                      search=search))
             out = out._replace(top=tuple(finds))
         if num_replicates:
             if kind != "rate":
@@ -312,7 +361,8 @@ def scan_cells(
                     ks = jnp.concatenate([ks, jnp.repeat(ks[-1:], chunk - ks.shape[0], axis=0)])
                 sc, _ = _rate_replicates_jit(ks, problem, n_pad, pnull, t_bounds,
                                              float(penalty), float(p_epsilon), int(num_restarts),
-                                             max_steps_, k_top)
+                                             max_steps_, k_top, ex.get("enum"),
+                                             ex.get("num", 0), ex.get("chunk", 0))
                 scores.append(np.asarray(sc))
             local = np.concatenate(scores)[:share]
             if n_proc > 1:

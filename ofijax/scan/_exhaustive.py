@@ -36,6 +36,8 @@ __all__ = [
     "EXHAUSTIVE_MAX_WORK",
     "num_subgroups",
     "exhaustive_feasible",
+    "rate_exhaustive_feasible",
+    "RATE_EXHAUSTIVE_MAX_WORK",
     "make_enumeration",
     "exhaustive_arrays",
 ]
@@ -73,6 +75,20 @@ def exhaustive_feasible(n_values, num_cells: int, num_features: int) -> bool:
     g = num_subgroups(n_values)
     m = len(np.asarray(n_values))
     return g <= EXHAUSTIVE_MAX_SUBGROUPS and g * num_cells * (num_features + m) <= EXHAUSTIVE_MAX_WORK
+
+
+#: FPR-/TPR-Scan (``search="auto"``) enumerate when the work ``G·C·(1 + M)`` is at most this:
+#: each randomization replicate repeats the search, so the budget is that of a scan run hundreds
+#: of times (COMPAS's 5 IJDI attributes, 11,907 subgroups × ~400 cells: ~3e7).
+RATE_EXHAUSTIVE_MAX_WORK = 1e8
+
+
+def rate_exhaustive_feasible(n_values, num_cells: int) -> bool:
+    """Whether FPR-/TPR-Scan's ``search="auto"`` enumerates every subgroup (the global optimum,
+    certified): ≤ 1e6 subgroups and ``G·C·(1 + M)`` ≤ :data:`RATE_EXHAUSTIVE_MAX_WORK`."""
+    g = num_subgroups(n_values)
+    m = len(np.asarray(n_values))
+    return g <= EXHAUSTIVE_MAX_SUBGROUPS and g * num_cells * (1 + m) <= RATE_EXHAUSTIVE_MAX_WORK
 
 
 def make_enumeration(n_values, v_max: int) -> Enumeration:

@@ -60,6 +60,13 @@ from ._checks import (
 )
 from ._encode import DEFAULT_MAX_VALUES, Encoded, bin_columns, encode_data, to_frame
 from ._engine import cell_mask, make_problem, row_mask
+from ._exhaustive import (
+    EXHAUSTIVE_MAX_SUBGROUPS,
+    chunk_size,
+    make_enumeration,
+    num_subgroups,
+    rate_exhaustive_feasible,
+)
 from ._randomization import (
     PROCEDURE,
     NullSpec,
@@ -135,6 +142,11 @@ def _recommendations(y_pred, threshold, threshold_rule, n, fn="fpr_scan", stackl
     s = as_numpy(y_pred, "y_pred")
     if s.dtype == bool:
         s = s.astype(np.float64)
+    if s.dtype.kind in "US":  # text '0'/'1' (or numbers) as NumPy strings: the rule of object text
+        try:
+            s = s.astype(np.float64)
+        except ValueError:
+            pass
     if s.dtype.kind not in "iuf":
         raise ValueError(
             f"y_pred: must be binary recommendations (0/1) or numeric scores; got dtype {s.dtype}."
@@ -294,7 +306,7 @@ def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, c
 
 
 def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=(),
-           exclude=None, rank=0):
+           exclude=None, rank=0, search="coordinate_ascent"):
     """A :class:`ScanResult` from one (numpy) :class:`Alg1Out`; ``rows_in``: side rows in S;
     ``exclude``: ``(n,)`` rows of earlier top-k finds (not counted in ``total_size``)."""
     detected = float(out.score) > 0
@@ -332,7 +344,7 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
         observed_rate=obs,
         expected_rate=exp,
         unbounded=bool(unbounded),
-        search="coordinate_ascent",
+        search=search,
         bins=dict(side.enc.edges or {}),
         history=tuple(steps),
         p_scan=p_scan,
@@ -390,7 +402,7 @@ def _warn_outcome(side: _Side, out, rows_in, steps, kind, eps, cap):
 
 
 def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, strict: bool = False,
-           cap: int = 0) -> ScanResult:
+           cap: int = 0, search: str = "coordinate_ascent") -> ScanResult:
     n_values = np.array([len(lab) for lab in side.enc.labels], dtype=np.int32)
     eps, qb, key = opts.p_epsilon, opts.q_bounds, rnd.key
     with jax.enable_x64(True):
@@ -407,7 +419,17 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
             p_null = np.full(side.y.shape, side.y.mean())
         p_null = device_array(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
         common = dict(kind=spec.kind, lam=lam, eps=eps, qb=qb)
-        if opts.top_k is None:
+        nv = np.asarray(problem.n_values)
+        if search == "auto":
+            search = ("exhaustive" if rate_exhaustive_feasible(nv, problem.num_cells)
+                      else "coordinate_ascent")
+        elif search == "exhaustive" and num_subgroups(nv) > EXHAUSTIVE_MAX_SUBGROUPS:
+            raise ValueError(
+                f"search: 'exhaustive' enumerates every subgroup; these attributes have "
+                f"{num_subgroups(nv):.3g} (more than {EXHAUSTIVE_MAX_SUBGROUPS:g}). Use "
+                "search='coordinate_ascent' (or 'auto'), or bin / group values.")
+        common["search"] = search
+        if opts.top_k is None and search == "coordinate_ascent":
             run = PROCEDURE.pick(problem.num_cells)
             out: Alg1Out = run(spec, key, data.y, data.p, data.valid, data.row_cell, problem,
                                basis, params)
@@ -425,16 +447,23 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
             res = _build(side, problem, out, rows_in, steps=steps, null=null,
                          p_val=p_value(score, null) if null is not None else math.nan, **common)
         else:
-            sspec = StepSpec(spec, opts.top_k)
+            k_top = opts.top_k or 1
+            enum, enum_kw = None, {}
+            if search == "exhaustive":
+                enum = make_enumeration(nv, problem.v_max)
+                num = num_subgroups(nv)
+                enum_kw = dict(enum_num=num, enum_chunk=chunk_size(num, problem.num_cells,
+                                                                   len(nv), 1))
+            sspec = StepSpec(spec, k_top, search, **enum_kw)
             outs, valids = observed_steps(sspec, key, data.y, data.p, data.valid, data.row_cell,
-                                          problem, basis, params, None)
+                                          problem, basis, params, enum)
             outs = jax.tree.map(np.asarray, outs)
             valids = np.asarray(valids)[:, : data.n]
-            null, bad = steps_null_scores(key, sspec, data, p_null, basis, params, None,
+            null, bad = steps_null_scores(key, sspec, data, p_null, basis, params, enum,
                                           num_samples=rnd.num_samples,
                                           replicate_chunk=rnd.replicate_chunk)
             results, earlier = [], np.zeros(side.n, bool)
-            for j in range(opts.top_k):
+            for j in range(k_top):
                 out = jax.tree.map(lambda a, j=j: a[j], outs)
                 if j > 0 and not float(out.score) > 0:
                     break
@@ -451,7 +480,8 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
                 results.append(res_j)
                 if res_j.score > 0:  # the rows (both classes) of this find: not counted again
                     earlier = earlier | _total_rows(side, res_j.subset)
-            res = results[0]._replace(top=tuple(results))
+            res = (results[0]._replace(top=tuple(results)) if opts.top_k is not None
+                   else results[0])
     if bad:
         warnings.warn(
             f"randomization test: {bad} of {rnd.num_samples} replicates hit a cap "
@@ -504,8 +534,10 @@ _COMMON_ARGS = """
 
 def _rate_scan(side_name, data, y_true, y_pred, *, beneficial_label, threshold, threshold_rule,
                penalty, num_restarts, key, q_bounds, max_steps, p_epsilon, num_samples, null,
-               replicate_chunk, value_labels, top_k, bins, max_values, group, num_replicates):
+               replicate_chunk, value_labels, top_k, bins, max_values, group, num_replicates,
+               search="auto"):
     data = resolve_data_alias(data, group)
+    check_choice(search, "search", ("auto", "exhaustive", "coordinate_ascent"))
     b = check_beneficial_label(beneficial_label)
     opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
                               max_steps=max_steps, p_epsilon=p_epsilon, top_k=top_k)
@@ -516,7 +548,7 @@ def _rate_scan(side_name, data, y_true, y_pred, *, beneficial_label, threshold, 
                          fn="fpr_scan" if side_name == "negative" else "tpr_scan", stacklevel=4)
     spec = NullSpec("rate", rnd.null, opts.num_restarts, opts.max_steps,
                     t_bounds=(0.0, math.log(opts.q_bounds[1])))
-    return _drive(spec, side, 0.0, opts, rnd)
+    return _drive(spec, side, 0.0, opts, rnd, search=search)
 
 
 def fpr_scan(
@@ -524,6 +556,7 @@ def fpr_scan(
     y_true=None,
     y_pred=None,
     *,
+    search: str = "auto",
     beneficial_label: int = 1,
     threshold=None,
     threshold_rule: str = "ge",
@@ -559,7 +592,16 @@ def fpr_scan(
     i.e. :math:`|S|\,\mathrm{KL}(\mathrm{rate}(S) \Vert \bar p_b)` when rate(S) > p̄_b. This
     equals :func:`ijdi_scan` with ``lam=0, side="negative"``.
 
-    Args:{args}
+    Search. ``search="auto"`` (default) scores *every* subgroup when the attribute space is small
+    (``Π_m (2^{V_m} − 1)`` ≤ 1e6 subgroups and that times cells × (1 + M) ≤ 1e8, e.g. COMPAS's
+    five IJDI attributes): the result is the global optimum, ``result.search == "exhaustive"``
+    (``result.certified``); otherwise, and with ``search="coordinate_ascent"``, MDSS's multi-start
+    local search, a local optimum (``certified`` False): on random small tables it missed the
+    brute-force optimum in the share of cases ``experiments/scan_miss_rate.py`` measures (see
+    its results CSV). Randomization replicates run the same search as the observed scan.
+
+    Args:
+      search: ``"auto"``, ``"exhaustive"`` or ``"coordinate_ascent"`` (above).{args}
 
     Returns:
       :class:`~ofijax.scan.ScanResult`; ``size`` counts the scanned rows of S (true outcome
@@ -581,7 +623,7 @@ def fpr_scan(
                       p_epsilon=p_epsilon, num_samples=num_samples, null=null,
                       replicate_chunk=replicate_chunk, value_labels=value_labels, top_k=top_k,
                       bins=bins, max_values=max_values, group=group,
-                      num_replicates=num_replicates)
+                      num_replicates=num_replicates, search=search)
 
 
 def tpr_scan(
@@ -589,6 +631,7 @@ def tpr_scan(
     y_true=None,
     y_pred=None,
     *,
+    search: str = "auto",
     beneficial_label: int = 1,
     threshold=None,
     threshold_rule: str = "ge",
@@ -614,7 +657,7 @@ def tpr_scan(
 
     The same as :func:`fpr_scan` on the rows whose true outcome is harmful, :math:`D_P`, with
     their overall rate of harmful predictions as null rate. Equals :func:`ijdi_scan` with
-    ``lam=0, side="positive"``. Arguments as in :func:`fpr_scan`.
+    ``lam=0, side="positive"``. Arguments (``search`` included) as in :func:`fpr_scan`.
 
     Examples:
       >>> import numpy as np, pandas as pd
@@ -630,7 +673,7 @@ def tpr_scan(
                       p_epsilon=p_epsilon, num_samples=num_samples, null=null,
                       replicate_chunk=replicate_chunk, value_labels=value_labels, top_k=top_k,
                       bins=bins, max_values=max_values, group=group,
-                      num_replicates=num_replicates)
+                      num_replicates=num_replicates, search=search)
 
 
 def ijdi_scan(
@@ -798,6 +841,7 @@ def rate_scan_cells(
     p_epsilon: float = DEFAULT_P_EPSILON,
     num_samples: int = 0,
     top_k: int | None = None,
+    search: str = "auto",
 ) -> ScanResult:
     r"""FPR-Scan (``side="negative"``) or TPR-Scan (``"positive"``) from cell statistics, with the
     :class:`ScanResult` (subgroup, score, q, sizes, rates, ``top``, description in the same words)
@@ -809,7 +853,8 @@ def rate_scan_cells(
     ``positives`` rows predicted 1. A subgroup is a union of cells, so the scan, its top-k steps
     (earlier finds' cells removed) and the sizes equal the row scans' (same ``key``); the
     randomization test draws each cell's null outcome sum as Binomial(n_c, p̄_b), so p-values
-    agree with the row scans' in distribution, not draw for draw. ``mask`` and ``p_scan`` are
+    agree with the row scans' in distribution, not draw for draw. ``search`` as in
+    :func:`fpr_scan` (``"auto"``: exhaustive on the same spaces). ``mask`` and ``p_scan`` are
     None (no rows). ``key`` (a PRNG key or int seed, required) breaks the restarts' ties as the
     row scans' ``key`` does (``0`` there is their default) and draws the replicates.
 
@@ -850,7 +895,7 @@ def rate_scan_cells(
     r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=rnd.key, penalty=opts.penalty,
                    num_restarts=opts.num_restarts, q_bounds=opts.q_bounds,
                    max_steps=opts.max_steps, p_epsilon=opts.p_epsilon,
-                   num_samples=rnd.num_samples, top_k=opts.top_k)
+                   num_samples=rnd.num_samples, top_k=opts.top_k, search=search)
     info = _Side(None, enc, None, None, int(n_all.sum()), frame, None, side, b)
     eps, qb = opts.p_epsilon, opts.q_bounds
     results, earlier = [], np.zeros(n_all.size, bool)
@@ -879,7 +924,7 @@ def rate_scan_cells(
             description=_describe(info, subset, total, size, float(f.score) if detected else 0.0,
                                   q, obs, exp, unbounded, qb[1], p_val, "rate", 0.0, j),
             observed_rate=obs, expected_rate=exp, unbounded=unbounded,
-            search="coordinate_ascent", bins={}))
+            search=f.search, bins={}))
         if detected:
             earlier |= inside
             left_n = np.where(f.cells, 0, left_n)

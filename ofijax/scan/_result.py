@@ -49,8 +49,9 @@ class ScanResult(NamedTuple):
         negative direction, none has), so the likelihood ratio grows without bound and the score
         measures the cap, not an effect size. Treat such a subgroup as "every row positive", not as
         a ranked finding.
-      search: ``"exhaustive"`` (every subgroup scored: the global optimum) or
-        ``"coordinate_ascent"`` (multi-start local search); ``"given"`` for :func:`score_subset`.
+      search: ``"exhaustive"`` (every subgroup scored: the global optimum, ``certified``) or
+        ``"coordinate_ascent"`` (multi-start local search: a local optimum); ``"given"`` for
+        :func:`score_subset`. The property ``certified`` is ``search == "exhaustive"``.
       bins: ``{column: bin edges}`` of the columns binned by ``bins=`` (empty if none).
       top: with ``top_k=k``: the k subgroups found one after another, each with the earlier ones'
         rows removed, as :class:`ScanResult` s with family-wise p-values (``top[0]`` is this
@@ -82,6 +83,14 @@ class ScanResult(NamedTuple):
     history: tuple = ()
     p_scan: np.ndarray | None = None
     num_rescans: int = 0
+
+    @property
+    def certified(self) -> bool:
+        """Whether the result is certified to be the global optimum: every subgroup was scored
+        (``search == "exhaustive"``). Otherwise (``"coordinate_ascent"``) it is a local optimum:
+        no single attribute's value set can be changed to raise the score, but a better subgroup
+        may exist (``experiments/scan_miss_rate.py`` measures how often)."""
+        return self.search == "exhaustive"
 
 
 #: Former name of the result of FPR-/TPR-/IJDI-Scan: the same type as :class:`ScanResult`.

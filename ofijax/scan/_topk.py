@@ -27,9 +27,10 @@ import numpy as np
 from .._progress import Notice
 from .._validation import is_tracer
 from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
-from ._basis import features
+from ._basis import Basis, features
 from ._engine import Programs, cell_mask, outcome_counts
 from ._exhaustive import exhaustive_arrays
+from ._procedures import mean_over, uniform_outcomes
 from ._randomization import NullSpec, Padded, null_draw, procedure, replicate_key
 
 __all__ = ["StepSpec", "run_steps", "observed_steps", "steps_null_scores"]
@@ -40,23 +41,35 @@ class StepSpec(NamedTuple):
 
     null: NullSpec  # procedure kind, null model, restarts, step cap, history length, t bounds
     k: int  # number of steps (subgroups)
-    search: str = "coordinate_ascent"  # or "exhaustive" (kind "bias" only)
+    search: str = "coordinate_ascent"  # or "exhaustive" (kinds "bias" and "rate")
     enum_num: int = 0  # exhaustive: number of subgroups
     enum_chunk: int = 0  # exhaustive: subgroups per chunk
 
 
-def _exhaustive_out(y, p, rc, problem, basis, params, enum, spec: StepSpec) -> Alg1Out:
+def _exhaustive_out(y, p, rc, problem, basis, params, enum, spec: StepSpec, valid=None) -> Alg1Out:
+    """Every subgroup scored (:func:`exhaustive_arrays`): Bias Scan with expectations ``p``, or
+    (``spec.null.kind == "rate"``) FPR-/TPR-Scan with the null rate p̄_b = mean of ``y`` over the
+    ``valid`` rows, clamped into [eps, 1 − eps], as :func:`~._procedures.rate_procedure` (uniform
+    outcomes: no subgroup)."""
+    uniform = jnp.asarray(False)
+    if spec.null.kind == "rate":
+        y = y.astype(jnp.float64)
+        pbar = jnp.clip(mean_over(y, valid), params.eps, 1.0 - params.eps)
+        basis = Basis("exact", spec.null.t_bounds[0], spec.null.t_bounds[1], pbar[None])
+        p = jnp.full(y.shape, pbar)
+        uniform = uniform_outcomes(y, valid)
     Phi = features(p, rc, problem.num_cells, basis)
     Y = outcome_counts(y, rc, problem.num_cells)
     mask, listed, score, t = exhaustive_arrays(problem, Phi, Y, basis, enum, params.penalty,
                                                num=spec.enum_num, chunk=spec.enum_chunk)
-    pos = score > 0
+    pos = (score > 0) & ~uniform
     one = lambda x: x[None]  # noqa: E731
     code = jnp.where(pos, CODE_ACCEPT, CODE_NONE).astype(jnp.int32)
     true = jnp.asarray(True)
     state = AlgState(p, p, p, jnp.zeros_like(p))
     return Alg1Out(mask, listed, jnp.where(pos, score, 0.0), jnp.where(pos, t, 0.0), true,
-                   jnp.asarray(1), state, one(code), one(score), jnp.full(1, jnp.nan, score.dtype),
+                   jnp.asarray(1), state, one(code), one(jnp.where(uniform, 0.0, score)),
+                   jnp.full(1, jnp.nan, score.dtype),
                    one(mask), one(listed), one(true))
 
 
@@ -70,7 +83,7 @@ def run_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params
         n_cells = jax.ops.segment_sum(valid_j.astype(jnp.float64), rc_j, num_segments=nc)
         prob_j = dataclasses.replace(problem, n_cells=n_cells)
         if spec.search == "exhaustive":
-            out = _exhaustive_out(y, p, rc_j, prob_j, basis, params, enum, spec)
+            out = _exhaustive_out(y, p, rc_j, prob_j, basis, params, enum, spec, valid_j)
         else:
             out = procedure(spec.null, key, y, p, valid_j, rc_j, prob_j, basis, params)
         in_s = (cell_mask(problem, out.mask, out.listed)[jnp.minimum(rc_j, nc - 1)] & valid_j
