@@ -13,6 +13,13 @@ memory of ``monte_carlo`` at two very different ``num_samples`` in fresh subproc
 
 Run:  python experiments/bench_distributions.py [--quick]
 Writes experiments/results/bench_distributions.csv and ends with ``name: value`` lines.
+
+``--over-n`` (#41) instead times, at n = 10 … 10^6, drawing two groups and computing OFI: ofijax
+jitted (``sample_uniform`` / ``sample_multinomial`` + ``ofi`` in one ``jax.jit``, and the traced-n
+uniform sampler of ``distributions.sweep``) against NumPy (uniform: stars and bars, three distinct
+positions among n + 3 by ``Generator.integers`` with rows of repeated positions redrawn, sorted;
+multinomial: ``Generator.multinomial``), interleaved, minimum of ``--repeats``; writes
+experiments/results/bench_distributions_n.csv and a table, then ``name: value`` lines.
 The machine is shared: absolute times are noisy; compare the ratio measured in the same run.
 """
 
@@ -150,12 +157,118 @@ def peak_memory(num: int) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+# ------------------------------------------------------------------- sampler speed over n (#41)
+
+
+def _np_uniform(rng: np.random.Generator, n: int, num: int) -> np.ndarray:
+    """Stars and bars: three distinct sorted positions among n + 3 (exact rejection)."""
+    pos = rng.integers(0, n + 3, size=(num, 3))
+    while True:
+        bad = (pos[:, 0] == pos[:, 1]) | (pos[:, 0] == pos[:, 2]) | (pos[:, 1] == pos[:, 2])
+        k = int(bad.sum())
+        if not k:
+            break
+        pos[bad] = rng.integers(0, n + 3, size=(k, 3))
+    pos.sort(axis=1)
+    return np.stack([pos[:, 0], pos[:, 1] - pos[:, 0] - 1, pos[:, 2] - pos[:, 1] - 1,
+                     n + 2 - pos[:, 2]], axis=-1)
+
+
+def _np_ofi(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    return ((a[:, 2] - a[:, 1]) - (b[:, 2] - b[:, 1])) / n
+
+
+PROBS = (0.4, 0.1, 0.2, 0.3)
+
+
+def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
+    import jax.numpy as jnp
+
+    from ofijax.distributions import _sampling as S
+
+    rng = np.random.default_rng(0)
+
+    def jx(kind, n):
+        if kind == "uniform":
+            def f(key):
+                k0, k1 = jax.random.split(key)
+                return ofijax.ofi(D.sample_uniform(k0, n, (num,)), D.sample_uniform(k1, n, (num,)))
+        elif kind == "uniform_traced":
+            def f(key, nn):
+                k0, k1 = jax.random.split(key)
+                return ofijax.ofi(S.uniform_cms_traced(k0, nn, num), S.uniform_cms_traced(k1, nn, num))
+            g = jax.jit(f)
+            return lambda key: g(key, jnp.int32(n))
+        else:
+            def f(key):
+                k0, k1 = jax.random.split(key)
+                return ofijax.ofi(D.sample_multinomial(k0, n, PROBS, (num,)),
+                                  D.sample_multinomial(k1, n, PROBS, (num,)))
+        return jax.jit(f)
+
+    rows = []
+    for n in ns:
+        fns = {
+            "ofijax_uniform": jx("uniform", n),
+            "ofijax_uniform_traced": jx("uniform_traced", n),
+            "numpy_uniform": lambda key, n=n: _np_ofi(_np_uniform(rng, n, num), _np_uniform(rng, n, num), n),
+            "ofijax_multinomial": jx("multinomial", n),
+            "numpy_multinomial": lambda key, n=n: _np_ofi(rng.multinomial(n, PROBS, size=num),
+                                                          rng.multinomial(n, PROBS, size=num), n),
+        }
+        for f in fns.values():  # compile / warm up
+            jax.block_until_ready(f(jax.random.key(1)))
+        best = {k: float("inf") for k in fns}
+        for r in range(repeats):  # interleaved
+            for name, f in fns.items():
+                t = time.perf_counter()
+                jax.block_until_ready(f(jax.random.key(r + 2)))
+                best[name] = min(best[name], time.perf_counter() - t)
+        for name, sec in best.items():
+            rows.append({"n": n, "method": name, "pairs": num, "seconds": sec})
+        print(f"n = {n:>8}: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in best.items()), flush=True)
+    return rows
+
+
+def main_over_n(args) -> None:
+    num = 1 << (16 if args.quick else 20)
+    ns = (10, 100, 1000, 10_000, 100_000, 1_000_000)
+    rows = bench_over_n(num, args.repeats, ns)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "bench_distributions_n.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["n", "method", "pairs", "seconds"])
+        w.writeheader()
+        w.writerows(rows)
+    sec = {(r["n"], r["method"]): r["seconds"] for r in rows}
+    print(f"\npairs of groups drawn + OFI, {num:,} pairs, minimum of {args.repeats} interleaved repeats"
+          f" (speedup = numpy time / ofijax time)")
+    print(f"{'n':>9} {'uniform':>9} {'uniform traced':>15} {'multinomial':>12}")
+    for n in ns:
+        u = sec[(n, "numpy_uniform")] / sec[(n, "ofijax_uniform")]
+        ut = sec[(n, "numpy_uniform")] / sec[(n, "ofijax_uniform_traced")]
+        m = sec[(n, "numpy_multinomial")] / sec[(n, "ofijax_multinomial")]
+        print(f"{n:>9} {u:>8.2f}x {ut:>14.2f}x {m:>11.2f}x")
+    print()
+    print(f"jax_devices: {len(jax.devices())}")
+    print(f"cpu_count: {os.cpu_count()}")
+    print(f"load_average_1min: {os.getloadavg()[0]:.2f}")
+    print(f"pairs: {num}")
+    for n in ns:
+        for kind, base in (("uniform", "numpy_uniform"), ("uniform_traced", "numpy_uniform"),
+                           ("multinomial", "numpy_multinomial")):
+            print(f"speedup_{kind}_n{n}: {sec[(n, base)] / sec[(n, 'ofijax_' + kind)]:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     ap.add_argument("--single-device", action="store_true", help="do not force 1 device per core")
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats (the minimum is kept)")
+    ap.add_argument("--over-n", action="store_true",
+                    help="time drawing two groups + OFI at n = 10 ... 1e6 against NumPy (#41)")
     args = ap.parse_args()
+    if args.over_n:
+        return main_over_n(args)
     n = 100
     draws = 2_000_000 if args.quick else 20_000_000
     rows = []

@@ -279,3 +279,24 @@ def test_cli_simulate_subsample_exact_moments(capsys):
     assert float(line.split()[7]) == pytest.approx(math.sqrt(var), abs=1e-4)
     assert abs(float(line.split()[5]) / math.sqrt(var) - 1) < 0.08  # Monte Carlo sd agrees
     assert "n/a (the exact p-value engine covers" in text
+
+
+def test_eager_metrics_large_integer_arrays_are_float64_exact():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 1000, size=(70_000, 4))  # above the jitted eager path's size
+    b = rng.integers(1, 1000, size=(70_000, 4)).astype(np.uint16)
+    bb = (b[:, 2].astype(np.int64) - b[:, 1]) / b.sum(1, dtype=np.int64)
+    a[a.sum(1) == 0] = 1
+    ba = (a[:, 2] - a[:, 1]) / a.sum(1)
+    got = ofijax.marginal_benefit(a)
+    assert got.dtype == np.float64 and np.array_equal(np.asarray(got), ba)
+    assert np.array_equal(np.asarray(ofijax.ofi(a, b)), ba - bb)
+    bad = a.copy()
+    bad[7] = 0
+    with pytest.raises(ValueError, match=r"^cm: a confusion matrix has n = 0 \(at index \(7,\)\)"):
+        ofijax.marginal_benefit(bad)
+    bad[7] = [-1, 0, 0, 2]
+    with pytest.raises(ValueError, match="^cm_j: counts must be non-negative"):
+        ofijax.ofi(a, bad)
+    with pytest.raises(ValueError, match="^cm_j:"):
+        ofijax.ofi(a, b[:5])

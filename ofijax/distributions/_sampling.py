@@ -299,12 +299,18 @@ def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array
     k0, k1 = jax.random.split(key)
     pos = draw(k0, size)
     pos = _refill(k1, draw, reject, pos, _pool_size(size, 3.0 / width))
-    pos = jnp.sort(pos, axis=-1)
-    cells = jnp.stack(
-        [pos[:, 0], pos[:, 1] - pos[:, 0] - 1, pos[:, 2] - pos[:, 1] - 1, width - 1 - pos[:, 2]],
-        axis=-1,
-    )
+    lo, mid, hi = _sort3(pos)
+    cells = _stack_cells(lo, mid - lo - 1, hi - mid - 1, width - 1 - hi)
     return cells.reshape(tuple(shape) + (4,))
+
+
+def _sort3(pos: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The three columns of (m, 3) distinct ints in increasing order, by min/max (XLA's generic
+    sort of rows of 3 costs several times more on CPU). Same values as ``jnp.sort``."""
+    a, b, c = pos[:, 0], pos[:, 1], pos[:, 2]
+    ab_lo, ab_hi = jnp.minimum(a, b), jnp.maximum(a, b)
+    return (jnp.minimum(ab_lo, c), jnp.maximum(ab_lo, jnp.minimum(ab_hi, c)),
+            jnp.maximum(ab_hi, c))
 
 
 def packed_table_np(n: int) -> np.ndarray:
@@ -447,10 +453,8 @@ def uniform_cms_traced(key: jax.Array, n: jax.Array, size: int) -> jax.Array:
 
         ka, kb = jax.random.split(k)
         pos = _refill(kb, draw, reject, draw(ka, size), min(size, size // 8 + 64))
-        pos = jnp.sort(pos, axis=-1)
-        w = n + 3
-        return _stack_cells(pos[:, 0], pos[:, 1] - pos[:, 0] - 1, pos[:, 2] - pos[:, 1] - 1,
-                            w - 1 - pos[:, 2])
+        lo, mid, hi = _sort3(pos)
+        return _stack_cells(lo, mid - lo - 1, hi - mid - 1, n + 2 - hi)
 
     return lax.cond(n <= UNRANK_MAX_N, by_rank, by_bars, key)
 

@@ -4,6 +4,14 @@ The OFI paper's benefit b = (TP + FP)/n, expected benefit E[b] = (TP + FN)/n, ma
 B = b − E[b] = (FP − FN)/n, OFI = B_i − B_j, disparate impact and treatment equality, plus the
 standard rates. NaN where a value is undefined; gradients stay finite.
 
+Speed. Called eagerly on concrete counts, a metric validates them and returns float64. For
+``marginal_benefit`` and ``ofi`` on large integer NumPy arrays (≥ 65,536 entries) that is one
+jitted float64 program with the checks inside (measured ~10x faster than op by op on 2e6
+matrices: ~50 ms against ~530 ms on a loaded 2-core machine, where NumPy takes ~22 ms: the copy of
+the counts to the device dominates). For throughput keep the counts on the device and call the
+metric inside ``jax.jit`` (traced inputs skip the checks and run in the default float: ~2 ms for
+2e6 matrices), as :func:`ofijax.distributions.monte_carlo` does.
+
 Example:
     >>> from ofijax import metrics
     >>> round(float(metrics.ofi([0, 1, 0, 5], [0, 7, 0, 11])), 4)

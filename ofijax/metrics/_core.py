@@ -55,6 +55,51 @@ def _exact(fn: Callable) -> Callable:
     return wrapper
 
 
+#: Count arrays at least this large (entries) take the jitted eager path; smaller calls run op by
+#: op (no compilation per new shape for the many small calls of audits and doctests).
+_EAGER_JIT_MIN = 1 << 16
+
+
+def _eager_jit(*names: str) -> Callable:
+    """Large integer NumPy count arrays (the common eager call) run as ONE jitted float64 program
+    (x64 switched on locally) that also checks them (negative, empty or ≥ 2^53 counts); only when
+    a check fails does the call rerun on :func:`_exact`'s path, which raises its usual message.
+    The same correctly rounded float64 values (integers < 2^53 convert exactly; IEEE
+    operations); 2e6 matrices: ~10x faster than op by op. Other inputs take :func:`_exact`'s path."""
+
+    def deco(fn: Callable) -> Callable:
+        exact = _exact(fn)
+
+        def checked(*cs):
+            bad = jnp.zeros((), bool)
+            for c in cs:
+                n = c[..., TP] + c[..., FN] + c[..., FP] + c[..., TN]
+                bad = bad | jnp.any(c < 0) | jnp.any(n <= 0) | jnp.any(c >= 2**53)
+            return fn(*cs), bad
+
+        jitted = jax.jit(checked)
+
+        @functools.wraps(fn)
+        def wrapper(*args):
+            if (len(args) == len(names)
+                    and all(isinstance(a, np.ndarray) and a.dtype.kind in "iu" and a.ndim >= 1
+                            and a.shape[-1] == 4 for a in args)
+                    and max(a.size for a in args) >= _EAGER_JIT_MIN):
+                try:
+                    np.broadcast_shapes(*(a.shape for a in args))
+                except ValueError:
+                    return exact(*args)  # _pair's message
+                with jax.enable_x64(True):
+                    out, bad = jitted(*(v.device_array(a, np.int64) for a in args))
+                if not bool(bad):
+                    return out
+            return exact(*args)  # the checks and their messages (negative, empty, huge counts)
+
+        return wrapper
+
+    return deco
+
+
 def _float_dtype(dtype: Any) -> Any:
     """The float dtype a traced metric computes in: at least float32, else the default float."""
     if jnp.issubdtype(dtype, jnp.floating):
@@ -159,7 +204,7 @@ def expected_benefit(cm: Any) -> jax.Array:
     return safe_divide(c[..., TP] + c[..., FN], _total(c))
 
 
-@_exact
+@_eager_jit("cm")
 def marginal_benefit(cm: Any) -> jax.Array:
     r"""Marginal benefit B (paper eq. 4): benefit minus expected benefit.
 
@@ -178,7 +223,7 @@ def marginal_benefit(cm: Any) -> jax.Array:
     return safe_divide(c[..., FP] - c[..., FN], _total(c))
 
 
-@_exact
+@_eager_jit("cm_i", "cm_j")
 def ofi(cm_i: Any, cm_j: Any) -> jax.Array:
     r"""Objective Fairness Index (paper eq. 5): the difference of marginal benefits.
 
