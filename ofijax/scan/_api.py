@@ -355,10 +355,14 @@ def bias_scan(
     11,907 for COMPAS's five IJDI attributes) in vectorized chunks and returns the global optimum
     (see :mod:`ofijax.scan._exhaustive`); ``"coordinate_ascent"`` is MDSS's multi-start local
     search (restarts as one batch, see :mod:`ofijax.scan._engine`), whose ``converged`` only means
-    that every restart reached a *local* optimum — on small brute-forced problems it misses the
-    global optimum in about 1% of cases. ``"auto"`` (default) enumerates when there are at most
-    1e6 subgroups and the work (subgroups × occupied cells × (features + attributes)) is at most
-    4e9, and otherwise runs coordinate ascent; ``result.search`` says which ran. Computation is
+    that every restart reached a *local* optimum, not the global one: on 150 random small tables
+    (3 attributes × 3 values, 14–80 rows, penalty 0.1–1) it fell below the brute-force optimum on
+    19 with the default 10 restarts (13%; 95% upper bound 19%), 10 of them reporting "no subgroup"
+    while one scores above 0 (``experiments/scan_miss_rate.py``; FPR-Scan's coordinate ascent:
+    11% at 10 restarts, 3% at 50). ``"auto"`` (default) enumerates when there are at most 1e6
+    subgroups and the work (subgroups × occupied cells × (features + attributes)) is at most 4e9,
+    and otherwise runs coordinate ascent; ``result.search`` says which ran and
+    ``result.certified`` whether the result is the global optimum. Computation is
     in float64 (inside ``jax.enable_x64(True)``) whatever the global JAX setting.
 
     Args:

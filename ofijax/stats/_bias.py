@@ -14,12 +14,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .._progress import Progress
 from .._validation import as_key
 from ..scan import DEFAULT_Q_BOUNDS, ScanResult, chebyshev_cell_features, scan_cells
 from ._frames import check_batch
-from ._stream import DEFAULT_BATCH_SIZE, source_batches
+from ._stream import DEFAULT_BATCH_SIZE, na_value_tuple, source_batches
 
 __all__ = ["BiasCells", "collect_bias", "bias_scan_cells"]
 
@@ -79,6 +80,8 @@ def collect_bias(
     q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool | None = None,
+    as_strings: bool = False,
+    na_values: Any = None,
 ) -> BiasCells:
     """One bounded-memory pass computing :class:`BiasCells` (sources as in :func:`collect`).
 
@@ -86,13 +89,31 @@ def collect_bias(
       outcome: column of the binary outcomes y; expectations: column of p in [0, 1].
       attrs: the categorical attribute columns.
       direction, q_bounds: the scan's direction and q bracket (fix the feature basis).
+      as_strings, na_values: as in :func:`collect`: attribute columns read as the strings in the
+        file (parts that store a column with different types merge: integer ``1``, float ``1.0``
+        and text ``"1"`` are the one label ``"1"``), and the strings that mean missing. Without
+        ``as_strings`` a column stored as a number in one part and as text in another is one
+        ``ValueError`` naming both parts (before, ``1`` and ``"1"`` became two values); integer
+        and float parts merge as numbers (Arrow's promotion, as :func:`collect`: ``1.0``).
+
+    Examples:
+      >>> import numpy as np, pandas as pd
+      >>> a = pd.DataFrame({"g": [1, 2] * 4, "y": [1, 0] * 4, "p": [0.5] * 8})
+      >>> b = a.assign(g=a["g"].astype(str))                  # the same codes stored as text
+      >>> collect_bias([a, b], outcome="y", expectations="p", attrs="g",
+      ...              as_strings=True).values
+      (array(['1', '2'], dtype=object),)
     """
     if direction not in ("positive", "negative"):
         raise ValueError(f"direction: must be 'positive' or 'negative'; got {direction!r}.")
     attrs_l = [attrs] if isinstance(attrs, str) else list(attrs)
     keys = list(dict.fromkeys(attrs_l + [outcome, expectations]))
-    batches, total = source_batches(source, keys, batch_size)
+    na = na_value_tuple(na_values)
+    batches, total = source_batches(source, keys, batch_size,
+                                    strings=tuple(attrs_l) if as_strings else (), na_values=na)
     parts, offset = [], 0
+    types: dict = {}
+    floats: set = set()  # attribute columns stored as floats in some part
     with Progress(total, "rows", unit="rows", enabled=progress) as bar:
         for where, tbl, locate in batches:
             n = tbl.num_rows
@@ -100,7 +121,8 @@ def collect_bias(
                 continue
             tbl = check_batch(tbl, binary=(outcome,), categorical=tuple(attrs_l),
                               probabilities=(expectations,), where=where, offset=offset,
-                              locate=locate)
+                              locate=locate, as_strings=as_strings, na_values=na, types=types)
+            floats.update(a for a in attrs_l if pa.types.is_floating(tbl.column(a).type))
             df = tbl.to_pandas()
             codes, uniq = [], []
             for a in attrs_l:
@@ -127,7 +149,13 @@ def collect_bias(
             bar.update(n)
     if not parts:
         raise ValueError("data: has no rows.")
-    return _reduce(parts)
+    out = _reduce(parts)
+    if floats:  # numbers of int and float parts as one type (Arrow's promotion), in any order
+        out = out._replace(values=tuple(
+            np.asarray(v, np.float64) if a in floats else v
+            for a, v in zip(out.columns, out.values)))
+        out = _reduce([out])  # 1 and 1.0 of two parts: one cell
+    return out
 
 
 def bias_scan_cells(

@@ -28,6 +28,12 @@ def to_arrow(frame: Any, arg: str = "data") -> pa.Table:
         return pa.Table.from_batches([frame])
     mod = type(frame).__module__.split(".")[0]
     if mod == "polars":
+        if not hasattr(frame, "to_arrow"):  # a LazyFrame (a query, not rows)
+            raise TypeError(
+                f"{arg}: a polars {type(frame).__name__} is a query, not rows; pass "
+                "frame.collect() (frame.collect(engine='streaming') for a large one), or the "
+                "Parquet/CSV files it scans (a path, directory or glob) to stream them."
+            )
         return frame.to_arrow()
     if mod == "pandas":
         import pandas as pd
