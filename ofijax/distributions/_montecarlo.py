@@ -653,7 +653,8 @@ def _allgather(st: ChunkStats) -> ChunkStats:
     """Every process's block summaries, stacked on a leading process axis (in process order)."""
     from jax.experimental import multihost_utils
 
-    return ChunkStats(*(np.asarray(x) for x in multihost_utils.process_allgather(tuple(st))))
+    with jax.enable_x64(True):  # the float64 moments must not be canonicalised to float32
+        return ChunkStats(*(np.asarray(x) for x in multihost_utils.process_allgather(tuple(st))))
 
 
 def _rebuild(summaries: list, tree, shapes) -> Any:
