@@ -944,6 +944,8 @@ def monte_carlo(
     counts and float64 Chan–Welford moments. Memory is O(chunk_size + bins) for any
     ``num_samples`` (1e10 works; it is a loop). A one-line stderr progress counter appears when a
     run exceeds ~2 s (:mod:`ofijax._progress`; ``OFIJAX_PROGRESS=0`` switches it off).
+    The program is compiled per sampler (its n) and block shape: for many group sizes use
+    :func:`sweep`, which compiles once for all of them.
 
     Multi-host: call ``jax.distributed.initialize()`` in every process first, then the same
     call with the same key in every process. The blocks are dealt out over the processes (each
