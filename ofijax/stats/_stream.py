@@ -189,6 +189,8 @@ def source_batches(source: Any, columns: list[str], batch_size: int, strings: tu
             fmt = k
         return _file_batches(files, fmt, columns, batch_size, strings, na_values)
     mod = type(source).__module__.split(".")[0]
+    if mod == "polars" and not hasattr(source, "to_arrow"):
+        to_arrow(source)  # a LazyFrame: one TypeError naming data and the fix
     if isinstance(source, pa.Table | pa.RecordBatch) or mod in ("pandas", "polars"):
         t = to_arrow(_select(source, columns))
         return iter([("the data", t, None)]), t.num_rows
