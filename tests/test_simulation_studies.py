@@ -188,6 +188,13 @@ def test_summary_and_pmf_round_trip_json():
     p2 = D.PMF.from_dict(json.loads(json.dumps(pmf.to_dict())))
     assert p2.counts == pmf.counts and p2.total == pmf.total
     np.testing.assert_array_equal(p2.values, pmf.values)
+    key = jax.random.key(7)
+    saved = json.loads(s.to_json({"n": 5, "num_samples": 21, "key": key}))
+    assert saved["settings"]["n"] == 5 and saved["settings"]["num_samples"] == 21
+    k2 = jax.random.wrap_key_data(np.asarray(saved["settings"]["key"]["key_data"], np.uint32))
+    assert np.array_equal(jax.random.key_data(k2), jax.random.key_data(key))
+    with pytest.raises(TypeError, match="^settings:"):
+        s.to_dict({"f": object()})
     bad = s.to_dict() | {"schema_version": 99}
     with pytest.raises(ValueError, match="^d: schema_version"):
         D.Summary.from_dict(bad)

@@ -255,8 +255,13 @@ class Summary(NamedTuple):
             out[i] = (self.value_at_rank(lo), self.value_at_rank(hi, upper=True))
         return out
 
-    def to_dict(self) -> dict:
-        """A JSON-ready dict (``schema_version`` included); :meth:`from_dict` inverts it."""
+    def to_dict(self, settings: dict | None = None) -> dict:
+        """A JSON-ready dict (``schema_version`` included); :meth:`from_dict` inverts it.
+
+        ``settings`` (e.g. ``{"n": 10, "num_samples": 10**6, "key": key}``) is stored under
+        ``"settings"``: numbers, strings, lists and dicts as they are, a JAX PRNG key as its
+        ``jax.random.key_data`` words (``"key_data"``), NumPy values as lists.
+        """
         def f(v):
             v = float(v)
             return v if math.isfinite(v) else repr(v)
@@ -269,6 +274,7 @@ class Summary(NamedTuple):
             "quantile_levels": [float(v) for v in self.quantile_levels],
             "quantiles": [f(v) for v in self.quantiles],
             "lattice": None if self.lattice is None else int(self.lattice),
+            "settings": _jsonable_settings(settings or {}),
         }
 
     @classmethod
@@ -287,14 +293,33 @@ class Summary(NamedTuple):
                    np.asarray([g(v) for v in d["quantiles"]], dtype=np.float64),
                    None if d.get("lattice") is None else int(d["lattice"]))
 
-    def to_json(self) -> str:
+    def to_json(self, settings: dict | None = None) -> str:
         """:meth:`to_dict` as a JSON string."""
-        return json.dumps(self.to_dict())
+        return json.dumps(self.to_dict(settings))
 
     @classmethod
     def from_json(cls, text: str) -> Summary:
         """Inverse of :meth:`to_json`."""
         return cls.from_dict(json.loads(text))
+
+
+def _jsonable_settings(x: Any) -> Any:
+    """Settings as JSON values (a PRNG key as its key data, arrays as lists)."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable_settings(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable_settings(v) for v in x]
+    if isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return {"key_data": np.asarray(jax.random.key_data(x)).tolist(),
+                "impl": str(jax.random.key_impl(x))}
+    if isinstance(x, (np.ndarray, jax.Array)):
+        return np.asarray(x).tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    raise TypeError(f"settings: cannot save {type(x).__name__} values; pass numbers, strings, "
+                    "lists, dicts or a PRNG key.")
 
 
 def _check_confidence(c: Any) -> float:
