@@ -223,7 +223,7 @@ def test_stream_scan_options_refused_or_applied_by_name(tmp_path):
     assert rc == 2 and se.count("\n") == 1 and "--threshold" in se
 
 
-def test_audit_scan_section_same_pandas_and_stream(tmp_path):
+def test_audit_scan_section_same_pandas_stream_spark(tmp_path, spark):
     import json
     import os
 
@@ -234,7 +234,7 @@ def test_audit_scan_section_same_pandas_and_stream(tmp_path):
     for i in range(2):
         d.iloc[i * 300:(i + 1) * 300].to_csv(parts / f"p{i}.csv", index=False)
     scans = {}
-    for engine, src in (("pandas", tmp_path / "all.csv"), ("stream", parts)):
+    for engine, src in (("pandas", tmp_path / "all.csv"), ("stream", parts), ("spark", parts)):
         out = tmp_path / f"a_{engine}"
         rc, so, se = _cli(["audit", "--data", os.path.abspath(src), "--engine", engine,
                            "--label", "label", "--pred", "pred", "--group", "race", "--scan",
@@ -243,7 +243,9 @@ def test_audit_scan_section_same_pandas_and_stream(tmp_path):
         assert rc == 0, se
         scans[engine] = json.loads((out / "report.json").read_text())["scan"]
     _same(scans["pandas"], scans["stream"])
+    _same(scans["pandas"], scans["spark"])
     assert scans["pandas"]["fpr_scan"]["top_k"] == 2
+    assert scans["pandas"]["fpr_scan"]["certified"]  # race x sex: every subgroup scored
 
 
 # ---------------------------------------------------------------------------------------------
