@@ -1331,6 +1331,14 @@ def test_cli_missing_value_rule(tmp_path, monkeypatch, spark):
             if rc != 2 or os.path.exists(out) or len(se.strip().splitlines()) != 1:
                 bad[f"missing group value in {f}, {engine}"] = (
                     f"exit {rc}, report written: {os.path.exists(out)}, stderr {se.strip()[-200:]!r}")
+    for engine in ("pandas", "stream", "spark"):  # --na-values NA: now "NA" is missing everywhere
+        out = f"nav_{engine}"
+        rc, so, se = _cli(["audit", "--data", os.path.abspath("na.csv"), "--label", "y", "--pred", "p",
+                           "--group", "g", "--engine", engine, "--out", out, "--no-plots", "--samples", "0",
+                           "--na-values", "NA"])
+        if rc != 2 or os.path.exists(out) or len(se.strip().splitlines()) != 1:
+            bad[f"--na-values NA, {engine}"] = (
+                f"exit {rc}, report written: {os.path.exists(out)}, stderr {se.strip()[-200:]!r}")
     assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
 
 
