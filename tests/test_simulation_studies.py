@@ -151,9 +151,9 @@ def wilson_ref(k, n, z):
 def test_intervals_tail_and_quantiles():
     from scipy import stats
 
-    n, num, key = 10, 20_000, jax.random.key(4)
+    n, num, key = 10, 1000, jax.random.key(4)  # the shapes (programs) of the test above
     s = D.monte_carlo(key, ofijax.marginal_benefit, D.uniform_sampler(n), num, lattice=n,
-                      chunk_size=256)  # the programs of the test above
+                      chunk_size=256)
     pmf = D.marginal_benefit_pmf(n)
     k = s.tail_count(0.4)  # |B| ≥ 0.4
     counts = s.hist
