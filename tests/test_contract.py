@@ -1402,6 +1402,33 @@ def test_cli_scan_attribute_labels_every_engine(tmp_path, monkeypatch, spark):
                     f"ofijax scan --engine {engine} vs pandas", rtol=1e-9)
 
 
+def test_cli_scan_binned_attribute_every_engine(tmp_path, monkeypatch, spark):
+    """``ofijax scan --bins 3`` on a continuous attribute: the same bins, subgroups and scores in
+    every engine, for the file's rows in any order."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(31, 150, 2)
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "x": np.round(t["prob"] * 100, 1),
+                       "b": ATTR_VALUES["b"][t["b"]]})
+    df.to_csv("s.csv", index=False)
+    df.iloc[np.random.default_rng(0).permutation(150)].to_csv("s2.csv", index=False)
+
+    def run(f, engine):
+        rc, so, se = _cli(["scan", "--data", os.path.abspath(f), "--label", "y", "--pred", "p", "--attr", "x",
+                           "b", "--bins", "3", "--engine", engine, "--samples", "0", "--out", f"o_{f}_{engine}"])
+        assert rc == 0, f"{f} {engine}: {se.strip()[-300:]}"
+        with open(f"o_{f}_{engine}/scan.json", encoding="utf-8") as fh:
+            res = json.load(fh)["results"]
+        return {name: {"subgroup": {c: sorted(v) for c, v in r["subgroup"].items()}, "score": r["score"],
+                       "q": r["q"]} for name, r in res.items()}
+
+    base = run("s.csv", "pandas")
+    assert set(base) == {"fpr_scan", "tpr_scan"}
+    for f in ("s.csv", "s2.csv"):
+        for engine in ("pandas", "stream", "spark"):
+            if (f, engine) != ("s.csv", "pandas"):
+                assert_same(run(f, engine), base, f"ofijax scan --bins 3, {f}, {engine}", rtol=1e-9)
+
+
 def test_cli_scan_engines_same_fields(tmp_path, monkeypatch):
     """``ofijax scan``'s scan.json means the same by the same field in both engines: ``size`` (rows of
     the subgroup), the count of scanned rows and the replicates' name ``num_samples``."""
