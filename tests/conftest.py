@@ -109,6 +109,10 @@ _FILE_SECONDS = {
     "tests/test_robustness_distributions.py": 48,
     "tests/test_ijdi_experiments.py": 48,
     "tests/test_audit_significance.py": 45,
+    "tests/test_simulation_studies.py": 50,
+    "tests/test_trust3_scan.py": 35,
+    "tests/test_trust3_cli.py": 33,
+    "tests/test_report_html.py": 30,
 }
 
 
