@@ -26,6 +26,7 @@ import numpy as np
 
 from .._progress import Notice
 from .._validation import is_tracer
+from . import _randomization
 from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
 from ._basis import Basis, features
 from ._engine import Programs, cell_mask, outcome_counts
@@ -152,11 +153,15 @@ def steps_null_scores(key, spec: StepSpec, data: Padded, p_null, basis, params, 
         keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
     scores, conv = [], []
     run = _pick(_REPLICATES, spec, data.problem.num_cells, num_samples)
+    # progress as every randomization test reports it (the one helper, ofijax._progress)
+    bar = _randomization.Progress(num_samples, "randomization test", unit="replicates")
     for i in range(n_chunks):
         s, c = run(spec, keys[i * chunk:(i + 1) * chunk], data.y, data.p, p_null, data.valid,
                    data.row_cell, data.problem, basis, params, enum)
         scores.append(np.asarray(s))
         conv.append(np.asarray(c))
+        bar.update(min(chunk, num_samples - i * chunk))
+    bar.close()
     s = np.concatenate(scores)[:num_samples]
     c = np.concatenate(conv)[:num_samples]
     return np.asarray(s, np.float64), int(np.sum(~c))
