@@ -1067,7 +1067,8 @@ def test_every_engine_same_report(tmp_path, monkeypatch, spark):
     and stream engines, Spark (CLI and stats.from_spark) and audit_batch with one candidate: the
     same pair table (group_i, group_j, n_i, n_j, ofi, p_value, p_adjusted, di, four_fifths,
     verdict, and every other column both tables carry) and the same group table (counts and every
-    rate both carry)."""
+    rate both carry); the CLI's engines and formats write the same report.json but for the command,
+    the input description and the provenance."""
     monkeypatch.chdir(tmp_path)
     df = cross_table()
     k = 3
@@ -1093,11 +1094,15 @@ def test_every_engine_same_report(tmp_path, monkeypatch, spark):
     batch = ofijax.audit_batch(y, {"m": p}, sensitive_features=g)
     reports["audit_batch"] = batch.pairs.to_dict("records")
     groups["audit_batch"] = batch.by_group.to_dict("records")
+    whole = {}
     for fmt in ("csv", "parquet"):
         for engine in ("auto", "pandas", "stream", "spark"):
             rep = cli_audit(f"t.{fmt}", engine, f"out_{fmt}_{engine}")
             reports[f"cli {fmt} {engine}"] = rep["pairs"]
             groups[f"cli {fmt} {engine}"] = rep["by_group"]
+            # the whole report.json, but for what names the input and the run
+            whole[f"cli {fmt} {engine}"] = {k: v for k, v in rep.items()
+                                            if k not in ("command", "data", "provenance")}
     views = {name: pair_view(recs, back) for name, recs in reports.items()}
     base = views.pop("numpy")
     ref = brute_counts(y, p, np.array([back[v] for v in g]))
@@ -1131,6 +1136,12 @@ def test_every_engine_same_report(tmp_path, monkeypatch, spark):
                         {c: {k: gbase[c][k] for k in cols} for c in gbase}, name)
         except AssertionError as exc:
             bad[f"groups, {name}"] = str(exc)[:400]
+    first = whole.pop("cli csv pandas")
+    for name, rep in whole.items():
+        try:
+            assert_same(rep, first, f"report.json, {name} vs cli csv pandas")
+        except AssertionError as exc:
+            bad[f"report.json, {name}"] = str(exc)[:400]
     assert not bad, "engines disagree with the numpy audit:\n" + "\n".join(f"{n}: {m}" for n, m in bad.items())
 
 
