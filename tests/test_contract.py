@@ -1440,16 +1440,24 @@ def test_cli_scan_binned_attribute_every_engine(tmp_path, monkeypatch, spark):
                 assert_same(run(f, engine), base, f"ofijax scan --bins 3, {f}, {engine}", rtol=1e-9)
 
 
-def test_cli_scan_engines_same_fields(tmp_path, monkeypatch):
-    """``ofijax scan``'s scan.json means the same by the same field in both engines: ``size`` (rows of
-    the subgroup), the count of scanned rows and the replicates' name ``num_samples``."""
+def test_cli_scan_engines_same_fields(tmp_path, monkeypatch, spark):
+    """``ofijax scan`` writes the same scan.json in every engine (but the input description and the
+    engine's name): ``size`` (rows of the subgroup), the count of scanned rows, ``num_samples``, the
+    descriptions, ``top``."""
     monkeypatch.chdir(tmp_path)
     t = make_table(31, 150, 2)
     _scan_frame(t).to_csv("s.csv", index=False)
-    a = _scan_json("s.csv", "pandas", "o1")
-    b = _scan_json("s.csv", "stream", "o2")
-    for name in a:
-        common = {"size", "scanned_size", "num_samples", "p_value", "side"}
-        va = {c: a[name].get(c, "<missing>") for c in common}
-        vb = {c: b[name].get(c, "<missing>") for c in common}
-        assert va == vb, f"{name}: pandas engine {va} vs stream engine {vb}"
+    whole = {}
+    for engine in ("pandas", "stream", "spark"):
+        _scan_json(os.path.abspath("s.csv"), engine, f"o_{engine}")
+        with open(f"o_{engine}/scan.json", encoding="utf-8") as fh:
+            whole[engine] = {k: v for k, v in json.load(fh).items() if k not in ("data", "engine")}
+    a = whole["pandas"]["results"]
+    for engine in ("stream", "spark"):
+        b = whole[engine]["results"]
+        for name in a:
+            common = {"size", "scanned_size", "num_samples", "p_value", "side"}
+            va = {c: a[name].get(c, "<missing>") for c in common}
+            vb = {c: b[name].get(c, "<missing>") for c in common}
+            assert va == vb, f"{name}: pandas engine {va} vs {engine} engine {vb}"
+        assert_same(whole[engine], whole["pandas"], f"scan.json, {engine} vs pandas", rtol=1e-9)
