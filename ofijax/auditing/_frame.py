@@ -567,6 +567,11 @@ def audit(
         v.convert_inputs(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
                          sample_weight=sample_weight, scan_features=scan_features,
                          scan_probabilities=scan_probabilities).values())
+    # one alignment for every row-wise argument (the scans' columns included), before any is used
+    y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (
+        v.align_pandas(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
+                       sample_weight=sample_weight, scan_features=scan_features,
+                       scan_probabilities=scan_probabilities).values())
     for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
         if arr is not None and np.iscomplexobj(np.asarray(arr)):
             raise TypeError(f"{name}: complex values are not labels, predictions or weights; pass real numbers.")
