@@ -1257,56 +1257,54 @@ def test_cli_group_column_types(tmp_path, monkeypatch, spark):
     assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
 
 
-def test_cli_group_labels_as_written(tmp_path, monkeypatch, spark):
+# Known engine differences, marked where the fix has not landed (issue #37): {case: reason}
+KNOWN_CLI = {}
+
+
+def _cases(files, engines=("pandas", "stream", "spark")):
+    return [pytest.param(f, e, id=f"{f}-{e}", marks=[pytest.mark.xfail(strict=True, reason=KNOWN_CLI[(f, e)])]
+                         if (f, e) in KNOWN_CLI else []) for f in files for e in engines]
+
+
+@pytest.mark.parametrize(("fname", "engine"), _cases(("w.csv", "w.parquet")))
+def test_cli_group_labels_as_written(fname, engine, tmp_path, monkeypatch, spark):
     """Group labels are the file's text whatever it holds: a leading space, a comma and doubled
     quotes (CSV quoting, RFC 4180), non-ASCII: the same groups and numbers in every engine."""
     monkeypatch.chdir(tmp_path)
     t = make_table(81, 120, 4)
     codes = np.array(["a", " a", "a,b", 'é "q"'], dtype=object)
     df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": codes[t["g"]]})
-    df.to_csv("w.csv", index=False)
-    df.to_parquet("w.parquet", index=False)
+    df.to_csv(fname, index=False) if fname.endswith(".csv") else df.to_parquet(fname, index=False)
     back = {codes[c]: c for c in range(4)}
     base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=codes[t["g"]],
                                       num_samples=0).pairs.to_dict("records"), back)
-    bad = {}
-    for f in ("w.csv", "w.parquet"):
-        for engine in ("pandas", "stream", "spark"):
-            try:
-                rep = cli_audit(f, engine, f"o_{f}_{engine}")
-                assert sorted(rep["groups"]) == sorted(codes), f"groups {rep['groups']}"
-                assert_same(_report_pairs(rep["pairs"], back), base, f"{f} {engine}")
-            except (AssertionError, KeyError) as exc:
-                bad[f"{f} {engine}"] = str(exc)[:300]
-    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+    rep = cli_audit(fname, engine, "out")
+    assert sorted(rep["groups"]) == sorted(codes), f"groups {rep['groups']}"
+    assert_same(_report_pairs(rep["pairs"], back), base, f"{fname} {engine}")
 
 
-def test_cli_label_types_every_engine(tmp_path, monkeypatch, spark):
+LABEL_FILES = {
+    "float.csv": {"y": float, "p": float},
+    "bool.csv": {"y": bool, "p": bool},
+    "int8.parquet": {"y": "int8", "p": "int8"},
+    "float.parquet": {"y": float, "p": float},
+    "bool.parquet": {"y": bool, "p": bool},
+    "str.parquet": {"y": str, "p": str},
+}
+
+
+@pytest.mark.parametrize(("fname", "engine"), _cases(tuple(LABEL_FILES)))
+def test_cli_label_types_every_engine(fname, engine, tmp_path, monkeypatch, spark):
     """(c) for the CLI: label and prediction columns stored as int8, float, bool or text "0"/"1"
     (parquet), and as 0.0/1.0 or True/False (CSV): the int columns' report in every engine."""
     monkeypatch.chdir(tmp_path)
     t = make_table(80, 90, 3)
-    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": _names(t["g"])})
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": _names(t["g"])}).astype(LABEL_FILES[fname])
+    df.to_csv(fname, index=False) if fname.endswith(".csv") else df.to_parquet(fname, index=False)
     base = _report_pairs(ofijax.audit(0, t["y"], t["p"], sensitive_features=_names(t["g"]),
                                       num_samples=0).pairs.to_dict("records"), identity(3))
-    files = {
-        "float.csv": df.astype({"y": float, "p": float}),
-        "bool.csv": df.astype({"y": bool, "p": bool}),
-        "int8.parquet": df.astype({"y": "int8", "p": "int8"}),
-        "float.parquet": df.astype({"y": float, "p": float}),
-        "bool.parquet": df.astype({"y": bool, "p": bool}),
-        "str.parquet": df.astype({"y": str, "p": str}),
-    }
-    bad = {}
-    for f, frame in files.items():
-        frame.to_csv(f, index=False) if f.endswith(".csv") else frame.to_parquet(f, index=False)
-        for engine in ("pandas", "stream", "spark"):
-            try:
-                rep = cli_audit(f, engine, f"o_{f}_{engine}")
-                assert_same(_report_pairs(rep["pairs"], identity(3)), base, f"{f} {engine}")
-            except (AssertionError, KeyError) as exc:
-                bad[f"{f} {engine}"] = str(exc)[:300]
-    assert not bad, "\n".join(f"{n}: {m}" for n, m in bad.items())
+    rep = cli_audit(fname, engine, "out")
+    assert_same(_report_pairs(rep["pairs"], identity(3)), base, f"{fname} {engine}")
 
 
 def test_cli_missing_value_rule(tmp_path, monkeypatch, spark):
