@@ -707,6 +707,50 @@ def test_audit_batch_aligns_pandas_index(t, perm_seed):
     assert_same(got, base, "audit_batch, pandas inputs in another index order")
 
 
+@SETTINGS
+@given(t=TABLES, perm_seed=st.integers(0, 2**32 - 1))
+def test_audit_batch_threshold_grid_contract(t, perm_seed):
+    """audit_batch over a threshold grid of scores: rows permuted and groups renamed give the same
+    pairs (keyed by threshold and group), each against Fractions of brute-force counts."""
+    k = int(t["g"].max()) + 1
+    thresholds = [0.2, 0.5, 0.8]
+    cms_of = {th: brute_counts(t["y"], (t["prob"] >= th).astype(np.int64), t["g"]) for th in thresholds}
+    b0 = ofijax.audit_batch(t["y"], scores=t["prob"], thresholds=thresholds,
+                            sensitive_features=_names(t["g"]), min_group_size=1)
+    check_batch_references(b0.pairs, cms_of, identity(k))
+    base = pair_view(b0.pairs.to_dict("records"), identity(k), candidate=True, directional_di=False)
+    perm = np.random.default_rng(perm_seed).permutation(len(t["y"]))
+    b1 = ofijax.audit_batch(t["y"][perm], scores=t["prob"][perm], thresholds=thresholds[::-1],
+                            sensitive_features=_names(t["g"][perm], RENAMED), min_group_size=1)
+    back = {RENAMED[c]: c for c in range(k)}
+    check_batch_references(b1.pairs, cms_of, back)
+    got = pair_view(b1.pairs.to_dict("records"), back, candidate=True, directional_di=False)
+    assert_same(got, base, "audit_batch threshold grid: rows permuted, groups renamed, grid reversed")
+
+
+@settings(SETTINGS, max_examples=4)
+@given(t=TABLES)
+def test_x64_mode_changes_no_number(t):
+    """Counts are exact and results identical whatever jax_enable_x64 says (audit, audit_batch,
+    group_confusion_matrices)."""
+    import jax
+
+    k = int(t["g"].max()) + 1
+    sf = _names(t["g"])
+    out = {}
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            out[x64] = (
+                audit_view(run_audit(t["y"], t["p"], sf), identity(k)),
+                pair_view(ofijax.audit_batch(t["y"], {"m": t["p"]}, sensitive_features=sf,
+                                             min_group_size=1).pairs.to_dict("records"),
+                          identity(k), candidate=True),
+                _gcm_dict(ofijax.group_confusion_matrices(t["y"], t["p"], sf)),
+            )
+    for part, (a, b) in zip(("audit", "audit_batch", "group_confusion_matrices"), zip(out[False], out[True])):
+        assert_same(a, b, f"{part}: jax_enable_x64 False vs True")
+
+
 # ---------------------------------------------------------------------------------------------
 # ofijax.stats.collect + ofijax.stats.audit_counts
 # ---------------------------------------------------------------------------------------------
