@@ -129,9 +129,8 @@ def test_rate_scans_from_cells_equal_row_scans(which, compas, random_df, tmp_pat
     src = _write_parts(df, tmp_path)
     st = stats.collect(str(src), label=y, pred=yh, attrs=attrs, batch_size=1000)
     for row_fn, cell_fn in ((fpr_scan, stats.fpr_scan_cells), (tpr_scan, stats.tpr_scan_cells)):
-        r = row_fn(df[attrs], df[y].to_numpy(), df[yh].to_numpy(), key=jax.random.key(7),
-                   search="coordinate_ascent")  # the cell functions' search (#43)
-        c = cell_fn(st.cells, key=7)
+        r = row_fn(df[attrs], df[y].to_numpy(), df[yh].to_numpy(), key=jax.random.key(7))
+        c = cell_fn(st.cells, key=7)  # the same search="auto" (exhaustive where small, #43)
         assert c.subset == r.subset
         assert c.listed == r.listed
         assert c.size == r.size

@@ -232,7 +232,7 @@ def _num_samples(num_samples, num_replicates, fn):
 
 
 def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-               num_samples, replicate_chunk, beneficial_label=1):
+               num_samples, replicate_chunk, beneficial_label=1, search="auto"):
     if not isinstance(cells, CellStats):
         raise TypeError(f"cells: must be a CellStats; got {type(cells).__name__}.")
     if isinstance(beneficial_label, bool) or beneficial_label not in (0, 1):
@@ -247,7 +247,7 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
     r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=key, penalty=penalty,
                    num_restarts=num_restarts, q_bounds=q_bounds, max_steps=max_steps,
                    p_epsilon=p_epsilon, num_samples=num_samples,
-                   replicate_chunk=replicate_chunk)
+                   replicate_chunk=replicate_chunk, search=search)
     detected = r.score > 0
     subset = _subset(cells.columns, labels, r.mask, r.listed, True) if detected else {}
     size = int(n_c[r.cells].sum()) if detected else 0
@@ -290,6 +290,7 @@ def fpr_scan_cells(
     num_samples: int = 0,
     replicate_chunk: int | None = None,
     num_replicates: int | None = None,
+    search: str = "auto",
 ) -> CellScanResult:
     r"""FPR-Scan (:func:`ofijax.scan.fpr_scan`) from cell statistics.
 
@@ -304,6 +305,9 @@ def fpr_scan_cells(
     p-value agrees in distribution, not draw for draw, with the row-level test).
     ``num_samples`` is the number of replicates (0: no test; ``num_replicates`` is its
     deprecated name). ``description`` says the result in the words of the row-level scan's.
+    ``search`` as in :func:`ofijax.scan.fpr_scan`: ``"auto"`` (default) scores every subgroup
+    when the space is small enough (the global optimum, as the row scan finds it), else
+    coordinate ascent; ``"exhaustive"`` or ``"coordinate_ascent"`` force one.
 
     Examples:
       >>> import numpy as np
@@ -317,7 +321,7 @@ def fpr_scan_cells(
     """
     num_samples = _num_samples(num_samples, num_replicates, "fpr_scan_cells")
     return _rate_scan(cells, 0, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-                      num_samples, replicate_chunk, beneficial_label)
+                      num_samples, replicate_chunk, beneficial_label, search)
 
 
 def tpr_scan_cells(
@@ -333,6 +337,7 @@ def tpr_scan_cells(
     num_samples: int = 0,
     replicate_chunk: int | None = None,
     num_replicates: int | None = None,
+    search: str = "auto",
 ) -> CellScanResult:
     """TPR-Scan (:func:`ofijax.scan.tpr_scan`) from cell statistics: the label-1 cells.
 
@@ -340,4 +345,4 @@ def tpr_scan_cells(
     """
     num_samples = _num_samples(num_samples, num_replicates, "tpr_scan_cells")
     return _rate_scan(cells, 1, penalty, num_restarts, key, q_bounds, max_steps, p_epsilon,
-                      num_samples, replicate_chunk, beneficial_label)
+                      num_samples, replicate_chunk, beneficial_label, search)
