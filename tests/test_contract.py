@@ -1351,6 +1351,34 @@ def test_cli_label_types_every_engine(fname, engine, tmp_path, monkeypatch, spar
     assert_same(_report_pairs(rep["pairs"], identity(3)), base, f"{fname} {engine}")
 
 
+def test_cli_intersections_every_engine(tmp_path, monkeypatch, spark):
+    """``--group g --group h`` (intersections, one code "01" vs "1"): the same report.json (but
+    command, data, provenance) from every engine and format, and the API's numbers."""
+    monkeypatch.chdir(tmp_path)
+    t = make_table(82, 150, 3)
+    h = np.array(["01", "1"], dtype=object)[t["b"]]
+    df = pd.DataFrame({"y": t["y"], "p": t["p"], "g": _names(t["g"]), "h": h})
+    df.to_csv("i.csv", index=False)
+    df.to_parquet("i.parquet", index=False)
+    af = ofijax.audit(0, t["y"], t["p"], sensitive_features=df[["g", "h"]], num_samples=0)
+    back = {group_label(grp): i for i, grp in enumerate(af.groups)}
+    base = _report_pairs(af.to_dict()["pairs"], back)
+    whole = {}
+    for f in ("i.csv", "i.parquet"):
+        for engine in ("pandas", "stream", "spark"):
+            rc, so, se = _cli(["audit", "--data", os.path.abspath(f), "--label", "y", "--pred", "p", "--group",
+                               "g", "--group", "h", "--engine", engine, "--out", f"o_{f}_{engine}", "--no-plots",
+                               "--samples", "0"])
+            assert rc == 0, f"{f} {engine}: {se.strip()[-300:]}"
+            with open(f"o_{f}_{engine}/report.json", encoding="utf-8") as fh:
+                rep = json.load(fh)
+            assert_same(_report_pairs(rep["pairs"], back), base, f"{f} {engine} vs the API")
+            whole[(f, engine)] = {k: v for k, v in rep.items() if k not in ("command", "data", "provenance")}
+    first = whole.pop(("i.csv", "pandas"))
+    for case, rep in whole.items():
+        assert_same(rep, first, f"report.json, {case} vs i.csv pandas")
+
+
 def test_cli_missing_value_rule(tmp_path, monkeypatch, spark):
     """#37 item 5: one missing-value rule in every engine: a literal "NA" is a group label (the same
     report from every engine), and an empty group field is missing (every engine refuses it: exit 2,
