@@ -28,7 +28,8 @@ deterministic for a fixed input and to keep their distribution under permuted ro
 groups (the same key may legitimately draw other resamples there). Scans are deterministic given
 ``key``; permuted rows and re-typed values (same order) give the same draw; renamed values (another
 order) change which subgroups the fixed key's restarts start from, so they are compared where the
-search is exhaustive or has enough restarts (64) to reach the best subgroup of these small spaces.
+search is exhaustive or has enough restarts (64) to reach the best subgroup of these small spaces
+(an exact tie between two subgroups may be broken by the values' order: accepted only as a tie).
 Randomization-test p-values of the scans are checked for determinism only (their distribution would
 need hundreds of replicates per example: too slow here).
 
@@ -930,18 +931,24 @@ def test_scans_rows_names_types(name, t, perm_seed, kind):
     np.testing.assert_array_equal(np.asarray(r.mask), np.asarray(base_r.mask)[perm])
     assert_same(scan_view(fn(_attrs(t, kind=kind), t), SCAN_BACK[kind]), base,
                 f"{name}: attributes as {kind}")  # the values keep their order: the same draws
-    # Values renamed in reversed order are encoded in another order, so for a fixed key the random
-    # restarts of a coordinate-ascent search start from other subgroups: a randomized output, for
-    # which the contract asks the same distribution, not the same draw. Checked where it is sharp:
-    # an exhaustive search (bias_scan on these tables) gives the same result; coordinate ascent with
-    # many restarts (RESTARTS: 64) reaches the same best subgroup and score (0 differences in 25
-    # tables per scan). With the default 10 restarts the result often differs: fpr_scan on
-    # make_table(53, 120, 2), key 0: score 1.50 with these names, 3.74 with the renamed ones - the
-    # search misses the optimum of a 315-subgroup space (reported under #37).
-    ren = fn(_attrs(tp, ATTR_RENAMED), tp)
-    assert ren.search == base_r.search
-    assert_same(scan_view(ren, SCAN_BACK["renamed"]), base,
-                f"{name}: attribute values renamed (reversed order), rows permuted ({base_r.search})")
+    # Values renamed in reversed order are encoded in another order. A coordinate-ascent search's
+    # restarts then start from other subgroups for the same key: a randomized output, for which the
+    # contract asks the same distribution, not the same draw; it is checked where it is sharp: with
+    # enough restarts (RESTARTS: 64; 0 differences in 25 tables per scan) the search reaches the best
+    # subgroup whatever the order. (With 10 restarts and no exhaustive search, as on main before
+    # #43, fpr_scan on make_table(53, 120, 2), key 0, scored 1.50 with these names and 3.74 with
+    # the renamed ones.) An exhaustive search finds the best score whatever the order, but when two
+    # subgroups tie exactly (same score, odds and scanned rows, e.g. two cells whose scanned rows all
+    # have the outcome) it keeps the first in the values' order: a legitimate difference, accepted
+    # here only as such an exact tie.
+    ren = scan_view(fn(_attrs(tp, ATTR_RENAMED), tp), SCAN_BACK["renamed"])
+    assert ren["search"] == base["search"]
+    what = f"{name}: attribute values renamed (reversed order), rows permuted ({base['search']})"
+    if ren["subset"] != base["subset"]:
+        tie = ("score", "q", "size", "search", "observed_rate")
+        assert_same({c: ren[c] for c in tie}, {c: base[c] for c in tie}, what + ", another subgroup: not a tie")
+    else:
+        assert_same(ren, base, what)
 
 
 @settings(SETTINGS, max_examples=3)
