@@ -89,7 +89,8 @@ def bench_compas(repeats):
     drop = {"Sex": "Female", "Prior Offenses": "None", "ChargeDegree": "M", "Under 25": False}
     p = estimate_true_probabilities(df[FEATURES], y, drop_first=drop)
     res, first, best = timed(lambda: ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0,
-                                                num_restarts=10, beneficial_label=0), repeats)
+                                                num_restarts=10, beneficial_label=0,
+                                                threshold=0.5), repeats)
     return {"rows": int((y == 0).sum()), "compile_s": first - best, "scan_s": best,
             "score": res.score, "subset": res.subset, "rescans": res.num_rescans}
 
@@ -112,7 +113,7 @@ def bench_alg1_replicates(R):
 
     def run(reps, chunk=None):
         return ijdi_scan(data, y, p_hat, p, lam=1.0, num_samples=reps, key=0, num_restarts=10,
-                         beneficial_label=0, replicate_chunk=chunk)
+                         beneficial_label=0, replicate_chunk=chunk, threshold=0.5)
 
     run(R)  # compile (same chunk shapes as the timed call)
     base = timed(lambda: run(0), 2)[2]
@@ -139,7 +140,7 @@ from bench_ijdi import compas_inputs
 from ofijax.scan import ijdi_scan
 args = compas_inputs()
 t0 = time.perf_counter()
-ijdi_scan(*args, lam=1.0, num_restarts=10, beneficial_label=0)
+ijdi_scan(*args, lam=1.0, num_restarts=10, beneficial_label=0, threshold=0.5)
 print(time.perf_counter() - t0)
 """
 

@@ -147,7 +147,7 @@ def run_ijdi_randomization(c):
     drop = {"Sex": "Female", "Prior Offenses": "None", "ChargeDegree": "M", "Under 25": False}
     p = estimate_true_probabilities(df[FEATURES], y, drop_first=drop)
     res, first, warm = timed(lambda: ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0, beneficial_label=0,
-                                               num_samples=c["reps"], key=0))
+                                               num_samples=c["reps"], key=0, threshold=0.5))
     return {"rows": int((y == 0).sum()), "replicates": c["reps"], "first_s": first,
             "warm_s": warm, "replicates_per_s": c["reps"] / warm, "score": res.score,
             "p_value": res.p_value}

@@ -30,7 +30,7 @@ def run() -> dict:
     _montecarlo._allgather = lambda st: gathers.append(1) or real(st)  # count the rounds
     codes = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
     r = scan_cells(codes, [2, 2], np.array([50, 60, 70, 80]), np.array([30, 10, 12, 15]),
-                   key=jax.random.key(5), num_replicates=7)
+                   key=jax.random.key(5), num_samples=7)
     out = {"null": r.null_scores.tolist(), "p": r.p_value}
     n0 = len(gathers)
     mc = monte_carlo(jax.random.key(3), ofijax.marginal_benefit, uniform_sampler(12), 5000,

@@ -29,13 +29,13 @@ def test_experiment1_recovers_planted_subgroup_below_lambda_star():
     # The audited classifier is the truth itself (p̂_0 = p, θ = 0.5); IJDI uses the same p.
     planted = S & (y == 0)
     for lam in (0.0, 4.0):
-        res = ijdi_scan(X, y, p, p, lam=lam, beneficial_label=0)  # y: 1 = reoffends
+        res = ijdi_scan(X, y, p, p, lam=lam, beneficial_label=0, threshold=0.5)  # y: 1 = reoffends
         assert res.converged
         assert res.subset == {"Race": ("African-American",), "Sex": ("Male",),
                               "Under 25": (False,)}
         np.testing.assert_array_equal(res.mask, planted)  # IoU = 1 over D_N
     # Above λ* = 50, S's p_scan is clipped to 1 and nothing is insufficiently justified.
-    res = ijdi_scan(X, y, p, p, lam=80.0, beneficial_label=0)
+    res = ijdi_scan(X, y, p, p, lam=80.0, beneficial_label=0, threshold=0.5)
     assert res.score == 0.0 and res.subset == {} and not res.mask.any() and res.converged
 
 

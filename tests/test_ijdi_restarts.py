@@ -26,9 +26,9 @@ def test_default_restarts_give_a_key_stable_result_on_compas():
     drop = {"Sex": "Female", "Prior Offenses": "None", "ChargeDegree": "M", "Under 25": False}
     p = estimate_true_probabilities(df[FEATURES], y, drop_first=drop)
     out = [ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0, key=jax.random.key(k),
-                     beneficial_label=0) for k in range(4)]  # the default restarts
+                     beneficial_label=0, threshold=0.5) for k in range(4)]  # the default restarts
     explicit = ijdi_scan(df[FEATURES], y, p_hat, p, lam=1.0, num_restarts=DEFAULT_RESTARTS,
-                         key=jax.random.key(0), beneficial_label=0)
+                         key=jax.random.key(0), beneficial_label=0, threshold=0.5)
     assert explicit.subset == out[0].subset and explicit.score == out[0].score
     assert DEFAULT_RESTARTS >= 50
     assert all(r.subset == out[0].subset for r in out), [r.subset for r in out]
