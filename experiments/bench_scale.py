@@ -22,8 +22,10 @@
    pyarrow group-by count (region x y x yhat) of the same files as a fresh process, interleaved
    (best of ``--repeats``); peak RSS of each process from ``wait4``; at 10 M rows also pandas
    ``read_parquet`` + a fairlearn ``MetricFrame`` (selection rate, FPR, FNR by region). Prints
-   rows/s, peak RSS and the ratio ofijax / pyarrow per size, and writes
-   ``results/bench_scale_e2e.csv``.
+   rows/s, peak RSS and the ratio ofijax / pyarrow per size, writes
+   ``results/bench_scale_e2e.csv``, then the p-value accuracy table of
+   ``bench_pvalue.py --accuracy`` (approximate vs exact where exact is feasible, and vs the
+   large-n limits; ``--no-accuracy`` skips it).
 
 Usage: ``python experiments/bench_scale.py [--quick] [--dir DIR] [--keep]``;
 ``python experiments/bench_scale.py --e2e 10e6,30e6,100e6 [--repeats 3]``. Writes
@@ -322,6 +324,8 @@ def main() -> None:
     ap.add_argument("--e2e", default=None, metavar="SIZES",
                     help="end-to-end default CLI audit vs pyarrow count, e.g. 10e6,30e6,100e6")
     ap.add_argument("--repeats", type=int, default=3, help="interleaved repeats (--e2e)")
+    ap.add_argument("--no-accuracy", action="store_true",
+                    help="--e2e without the p-value accuracy table (bench_pvalue.py --accuracy)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.e2e:
@@ -338,6 +342,15 @@ def main() -> None:
                 w.writerows(res["rows"])
         if not args.keep and not args.dir:
             shutil.rmtree(base, ignore_errors=True)
+        if not args.no_accuracy:  # the p-value accuracy table (bench_pvalue.py --accuracy)
+            print("\np-value accuracy, approximate vs exact (and vs large-n limits):")
+            acc = subprocess.run([sys.executable, str(Path(__file__).parent / "bench_pvalue.py"),
+                                  "--accuracy"], capture_output=True, text=True, check=True)
+            table = [x for x in acc.stdout.splitlines() if x.startswith("|")]
+            print("\n".join(table))
+            res["summary"].update(
+                (k_.strip(), v.strip()) for k_, v in
+                (x.split(":", 1) for x in acc.stdout.splitlines() if x.startswith("max_rel_error[")))
         print()
         for k_, v in res["summary"].items():
             print(f"{k_}: {v}")
