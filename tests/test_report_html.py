@@ -371,6 +371,33 @@ def test_batch_audit_writes_report_html_with_frontier(tmp_path):
         assert res.stdout.count("<table") >= 4
 
 
+@pytest.mark.parametrize("engine", ["pandas", "stream"])
+def test_scan_writes_report_html_and_provenance(tmp_path, engine):
+    """``ofijax scan --out`` writes report.html beside scan.json (every engine), with the scan's
+    findings in words and the input's SHA-256."""
+    import hashlib
+
+    df = _frame()
+    data = tmp_path / "d.csv"
+    df.to_csv(data, index=False)
+    out = tmp_path / f"s_{engine}"
+    assert main(["scan", "--data", str(data), "--label", "y", "--pred", "pred", "--attr", "race",
+                 "sex", "--samples", "0", "--engine", engine, "--quiet", "--out", str(out)]) == 0
+    rep = json.loads((out / "scan.json").read_text())
+    page = (out / "report.html").read_text()
+    assert rep["schema_version"] == "1.0" and rep["provenance"]["rows_used"] == len(df)
+    sha = hashlib.sha256(data.read_bytes()).hexdigest()
+    assert rep["provenance"]["inputs"][0]["sha256"] == sha and sha in page
+    import html as _html
+
+    for r in rep["results"].values():  # each scan's finding is on the page, in the CLI's words
+        assert _html.escape(r["description"].split(":")[0], quote=False) in page
+    assert "scanned" in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    if CHROMIUM:
+        res = _chromium("--dump-dom", (out / "report.html").as_uri())
+        assert [ln for ln in res.stderr.splitlines() if ":CONSOLE" in ln] == []
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("lower", [False, True])
 def test_scoring_two_passes_equal_in_memory(seed, lower):

@@ -184,6 +184,9 @@ def test_scan_same_output_pandas_stream_spark(tmp_path, spark):
         printed[engine] = so
         assert got[engine].pop("engine") == engine
         got[engine].pop("data")
+        prov = got[engine].pop("provenance")  # paths, command, date differ; rows do not
+        assert prov["rows_read"] == prov["rows_used"] == len(d)
+        assert (out / "report.html").exists()
         # --force: an existing folder is refused without it, by every engine
         rc, so, se = _cli(["scan", "--data", os.path.abspath(src), "--engine", engine,
                            "--out", str(out), *opts])

@@ -156,7 +156,8 @@ def _summary(report: dict) -> str:
         excl.append(f"{d['rows_dropped']} dropped for missing values (--dropna)")
     if read is not None and used is not None and read != used and not d.get("rows_dropped"):
         excl.append(f"{read - used} not used")
-    items.append(("Rows", f"{read} read, {used} audited" + (f" ({'; '.join(excl)})" if excl else "")))
+    verb = "scanned" if report.get("kind") == "scan" else "audited"
+    items.append(("Rows", f"{read} read, {used} {verb}" + (f" ({'; '.join(excl)})" if excl else "")))
     imp = report.get("impact_ratios") or {}
     if imp.get("rows"):
         small = [f"{r['attribute']} = {r['category']} ({r['n']})" for r in imp["rows"] if r.get("excluded")]

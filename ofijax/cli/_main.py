@@ -1031,7 +1031,7 @@ def _cmd_scan(args) -> int:
         _sources.write_scan_report(args, desc=desc, rows=len(prep["y"]), res=res, notes=notes,
                                    edges=edges, engine="pandas")
         if not args.quiet:
-            print(f"Wrote scan.json, scan.md to {args.out}/")
+            print(f"Wrote scan.json, scan.md, report.html to {args.out}/")
     return 0
 
 

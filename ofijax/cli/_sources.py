@@ -394,17 +394,29 @@ def scan_cells_binned(args: Any, cells, option: str = "--attr"):
 
 def write_scan_report(args: Any, *, desc: str, rows: int, res: dict, notes: list, edges: dict,
                       engine: str) -> None:
-    """scan.json and scan.md in ``--out``: one schema whatever the engine (pandas, stream, spark)."""
-    from ofijax.auditing import scan_lines
-    from ofijax.cli._output import report_dir
+    """scan.json, scan.md and the self-contained report.html in ``--out``: one schema whatever the
+    engine (pandas, stream, spark); scan.json carries ``schema_version`` and ``provenance`` (the
+    audit's: versions, command, seed, input files with SHA-256, rows, date)."""
+    from ofijax.auditing import render_html, scan_lines
+    from ofijax.cli._output import add_report_extras, report_dir, start_hashing
 
+    hashes = start_hashing(getattr(args, "data", None))
+    report = add_report_extras({"data": desc, "engine": engine, "rows": int(rows),
+                                "attributes": list(args.attr), "lam": args.lam,
+                                "seed": args.seed, "num_samples": args.samples,
+                                "top_k": args.top, "bins": edges, "results": res,
+                                "notes": notes}, args, rows_read=int(rows), rows_used=int(rows),
+                               inputs=hashes)
+    page = render_html({"data": {"source": desc, "rows": int(rows), "group": list(args.attr),
+                                 "label": args.label, "pred": args.pred},
+                        "scan": res, "notes": notes, "provenance": report["provenance"],
+                        "schema_version": report["schema_version"], "kind": "scan"},
+                       title="ofijax scan report")
     with report_dir(args.out, args.force) as tmp:
         with open(os.path.join(tmp, "scan.json"), "w", encoding="utf-8") as fh:
-            json.dump(to_jsonable({"data": desc, "engine": engine, "rows": int(rows),
-                                   "attributes": list(args.attr), "lam": args.lam,
-                                   "seed": args.seed, "num_samples": args.samples,
-                                   "top_k": args.top, "bins": edges, "results": res,
-                                   "notes": notes}), fh, indent=2, allow_nan=False)
+            json.dump(to_jsonable(report), fh, indent=2, allow_nan=False)
+        with open(os.path.join(tmp, "report.html"), "w", encoding="utf-8") as fh:
+            fh.write(page)
         with open(os.path.join(tmp, "scan.md"), "w", encoding="utf-8") as fh:
             fh.write("\n".join(["# ofijax scan report", "", f"- data: {desc}, {rows} rows",
                                  f"- attributes: {', '.join(map(str, args.attr))}",
@@ -452,5 +464,5 @@ def cmd_scan(args: Any) -> int:
         write_scan_report(args, desc=desc, rows=st.rows, res=res, notes=[], edges=edges,
                           engine=args.engine)
         if not args.quiet:
-            print(f"Wrote scan.json, scan.md to {args.out}/")
+            print(f"Wrote scan.json, scan.md, report.html to {args.out}/")
     return 0
