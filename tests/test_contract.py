@@ -1518,9 +1518,9 @@ def test_cli_scan_binned_attribute_every_engine(tmp_path, monkeypatch, spark):
 
 
 def test_cli_scan_engines_same_fields(tmp_path, monkeypatch, spark):
-    """``ofijax scan`` writes the same scan.json in every engine (but the input description and the
-    engine's name): ``size`` (rows of the subgroup), the count of scanned rows, ``num_samples``, the
-    descriptions, ``top``."""
+    """``ofijax scan`` writes the same scan.json in every engine (but what names the input, the
+    engine and the run: data, engine, provenance): ``size`` (rows of the subgroup), the count of
+    scanned rows, ``num_samples``, the descriptions, ``top``."""
     monkeypatch.chdir(tmp_path)
     t = make_table(31, 150, 2)
     _scan_frame(t).to_csv("s.csv", index=False)
