@@ -25,6 +25,7 @@ from ofijax.cli._output import (
     CLIError,
     as_option,
     data_section,
+    label_strings,
     option_name,
     report_dir,
 )
@@ -94,7 +95,7 @@ def load_table(path: str, *, labels=(), na_values=()):
             for c in labels:
                 if c in tbl.column_names:
                     i = tbl.column_names.index(c)
-                    tbl = tbl.set_column(i, c, _label_strings(tbl.column(c), na))
+                    tbl = tbl.set_column(i, c, label_strings(tbl.column(c), na))
             return tbl.to_pandas()
         sep = "\t" if low.endswith((".tsv", ".tsv.gz", ".tab")) else ","
         head = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
@@ -108,25 +109,6 @@ def load_table(path: str, *, labels=(), na_values=()):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"--data: cannot read {path!r} as a table ({msg}).") from None
-
-
-def _label_strings(col, na: list):
-    """An Arrow column of group labels as strings (NaN → null; ``na`` strings → null), as the
-    stream engine reads them (``ofijax.stats.collect(..., as_strings=True)``)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if pa.types.is_dictionary(col.type):
-        if pa.types.is_string(col.type.value_type) and not na:
-            return col  # a categorical of strings keeps its declared categories
-        col = col.cast(col.type.value_type)
-    if pa.types.is_floating(col.type):
-        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
-    if not pa.types.is_string(col.type):
-        col = col.cast(pa.string())
-    if na:
-        col = pc.if_else(pc.is_in(col, value_set=pa.array(na, pa.string())), pa.scalar(None, pa.string()), col)
-    return col
 
 
 def _check_column(df, col: str, option: str, source: str) -> None:

@@ -204,26 +204,37 @@ def add_report_extras(report: dict, args, *, impact=None, rows_read=None, rows_u
     return out
 
 
+def label_strings(col, na: list, *, keep_categories: bool = True):
+    """An Arrow column of group labels as strings (NaN → null; ``na`` strings → null), as the
+    stream engine reads them (``ofijax.stats.collect(..., as_strings=True)``); a categorical of
+    strings keeps its declared categories when ``keep_categories`` and no ``na`` is given."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(col.type):
+        if keep_categories and pa.types.is_string(col.type.value_type) and not na:
+            return col
+        col = col.cast(col.type.value_type)
+    if pa.types.is_floating(col.type):
+        col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+    if not pa.types.is_string(col.type):
+        col = col.cast(pa.string())
+    if na:
+        col = pc.if_else(pc.is_in(col, value_set=pa.array(na, pa.string())), pa.scalar(None, pa.string()), col)
+    return col
+
+
 def score_batches(files: list, fmt: str, groups: list, score: str, *, na_values=(), batch_size: int = 1 << 20):
     """Batches (pandas DataFrames) of the group columns, as text (an empty field or a null is
     missing, as every engine reads them), and the score column of ``files``, read with Arrow in
     bounded memory: the input of :func:`ofijax.auditing.scoring_from_batches`."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     na = [str(v) for v in na_values or ()]
     cols = list(dict.fromkeys([*groups, score]))
 
     def text(col):
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(col.type.value_type)
-        if pa.types.is_floating(col.type):
-            col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
-        if not pa.types.is_string(col.type):
-            col = col.cast(pa.string())
-        if na:
-            col = pc.if_else(pc.is_in(col, value_set=pa.array(na, pa.string())), pa.scalar(None, pa.string()), col)
-        return col
+        return label_strings(col, na, keep_categories=False)
 
     def frame(batch):
         data = {}

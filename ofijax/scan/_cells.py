@@ -36,12 +36,11 @@ from .._validation import align_pandas
 from ._basis import Basis, make_basis
 from ._engine import Problem, RawScan, cell_bucket, cell_mask, scan_arrays
 from ._exhaustive import (
-    EXHAUSTIVE_MAX_SUBGROUPS,
     chunk_size,
     exhaustive_arrays,
     make_enumeration,
     num_subgroups,
-    rate_exhaustive_feasible,
+    resolve_search,
 )
 from ._randomization import p_value, replicate_key
 
@@ -290,14 +289,7 @@ def scan_cells(
         nv = np.asarray(n_values, np.int64)
         if search != "coordinate_ascent" and kind != "rate":
             raise ValueError("search: from cell statistics only FPR-/TPR-Scan enumerate.")
-        if search == "auto":
-            search = ("exhaustive" if rate_exhaustive_feasible(nv, problem.num_cells)
-                      else "coordinate_ascent")
-        elif search == "exhaustive" and num_subgroups(nv) > EXHAUSTIVE_MAX_SUBGROUPS:
-            raise ValueError(
-                f"search: 'exhaustive' enumerates every subgroup; these attributes have "
-                f"{num_subgroups(nv):.3g} (more than {EXHAUSTIVE_MAX_SUBGROUPS:g}). Use "
-                "search='coordinate_ascent' (or 'auto').")
+        search = resolve_search(search, nv, problem.num_cells)
         ex = {}
         if search == "exhaustive":
             num = num_subgroups(nv)

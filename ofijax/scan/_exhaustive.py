@@ -91,6 +91,21 @@ def rate_exhaustive_feasible(n_values, num_cells: int) -> bool:
     return g <= EXHAUSTIVE_MAX_SUBGROUPS and g * num_cells * (1 + m) <= RATE_EXHAUSTIVE_MAX_WORK
 
 
+def resolve_search(search: str, n_values, num_cells: int, hint: str = "") -> str:
+    """The search a rate scan runs: ``"auto"`` → exhaustive where
+    :func:`rate_exhaustive_feasible`, else coordinate ascent; ``"exhaustive"`` refused (a
+    ``ValueError`` naming ``search``) beyond :data:`EXHAUSTIVE_MAX_SUBGROUPS` subgroups."""
+    nv = np.asarray(n_values, np.int64)
+    if search == "auto":
+        return "exhaustive" if rate_exhaustive_feasible(nv, num_cells) else "coordinate_ascent"
+    if search == "exhaustive" and num_subgroups(nv) > EXHAUSTIVE_MAX_SUBGROUPS:
+        raise ValueError(
+            f"search: 'exhaustive' enumerates every subgroup; these attributes have "
+            f"{num_subgroups(nv):.3g} (more than {EXHAUSTIVE_MAX_SUBGROUPS:g}). Use "
+            f"search='coordinate_ascent' (or 'auto'){hint}.")
+    return search
+
+
 def make_enumeration(n_values, v_max: int) -> Enumeration:
     """Subset tables of each attribute (index 0 = unconstrained, then subsets by size, bitmask)."""
     n_values = [int(v) for v in np.asarray(n_values).tolist()]

@@ -61,11 +61,10 @@ from ._checks import (
 from ._encode import DEFAULT_MAX_VALUES, Encoded, bin_columns, encode_data, to_frame
 from ._engine import cell_mask, make_problem, row_mask
 from ._exhaustive import (
-    EXHAUSTIVE_MAX_SUBGROUPS,
     chunk_size,
     make_enumeration,
     num_subgroups,
-    rate_exhaustive_feasible,
+    resolve_search,
 )
 from ._randomization import (
     PROCEDURE,
@@ -420,14 +419,7 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
         p_null = device_array(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
         common = dict(kind=spec.kind, lam=lam, eps=eps, qb=qb)
         nv = np.asarray(problem.n_values)
-        if search == "auto":
-            search = ("exhaustive" if rate_exhaustive_feasible(nv, problem.num_cells)
-                      else "coordinate_ascent")
-        elif search == "exhaustive" and num_subgroups(nv) > EXHAUSTIVE_MAX_SUBGROUPS:
-            raise ValueError(
-                f"search: 'exhaustive' enumerates every subgroup; these attributes have "
-                f"{num_subgroups(nv):.3g} (more than {EXHAUSTIVE_MAX_SUBGROUPS:g}). Use "
-                "search='coordinate_ascent' (or 'auto'), or bin / group values.")
+        search = resolve_search(search, nv, problem.num_cells, hint=", or bin / group values")
         common["search"] = search
         if opts.top_k is None and search == "coordinate_ascent":
             run = PROCEDURE.pick(problem.num_cells)
