@@ -1309,12 +1309,7 @@ def test_cli_group_column_types(tmp_path, monkeypatch, spark):
 
 
 # Known engine differences, marked where the fix has not landed (issue #37): {case: reason}
-KNOWN_CLI = {
-    ('w.csv', 'spark'): (
-        '#37 item 4: --engine spark reads a CSV field with doubled quotes (RFC 4180, as pandas.to_csv writes them) literally: the group \'é "q"\' becomes \'"é ""q"""\' (pandas and stream engines read it right); cli/_sources.py _spark_frame calls spark.read.csv without escape=\'"\''),
-    ('bool.csv', 'spark'): (
-        "#37 item 5 (the same report from every engine): --engine spark refuses a CSV whose label/prediction columns hold True/False ('column y ... not binary: value False'), which the pandas and stream engines read as booleans and audit"),
-}
+KNOWN_CLI: dict = {}  # the Spark CSV quoting and True/False labels are fixed
 
 
 def _cases(files, engines=("pandas", "stream", "spark")):

@@ -202,7 +202,9 @@ def _spark_frame(args: Any, files: list, fmt: str, labels: list, numeric: list):
     files = [os.path.abspath(f) for f in files]  # the JVM's working folder may differ from ours
     if fmt == "csv":  # every field as its text (no inference): labels stay "01"; "" is null
         sep = "\t" if files[0].lower().endswith((".tsv", ".tsv.gz", ".tab")) else ","
-        df = spark.read.csv(files, header=True, inferSchema=False, sep=sep)
+        # quote = escape = '"': a quote inside a quoted field is doubled (RFC 4180, as pandas
+        # and pyarrow write and read it; Spark's default escape is a backslash)
+        df = spark.read.csv(files, header=True, inferSchema=False, sep=sep, quote='"', escape='"')
         for c in dict.fromkeys(labels + numeric):  # "" (a quoted empty field too) and --na-values
             df = df.withColumn(c, F.when(F.col(c).isin("", *na), F.lit(None)).otherwise(F.col(c)))
         return df

@@ -17,6 +17,10 @@ import pandas as pd
 from ._frames import COUNT
 from ._stats import Statistics, from_fine
 
+#: Text a CSV label or prediction may hold for 1 and 0 besides the digits (pyarrow's defaults).
+_TRUE = ("True", "TRUE", "true")
+_FALSE = ("False", "FALSE", "false")
+
 __all__ = ["from_spark"]
 
 
@@ -101,6 +105,8 @@ def from_spark(
     for c in (label, pred):
         vals = fine[c]
         if vals.dtype == object or pd.api.types.is_string_dtype(vals):  # text of numbers (CSV)
+            # the booleans pyarrow's CSV reader (the stream engine) reads, as 1/0
+            vals = vals.replace({t: "1" for t in _TRUE} | {f: "0" for f in _FALSE})
             num = pd.to_numeric(vals, errors="coerce")
             bad = pd.isna(num) | ~num.isin([0, 1])
             if bad.any():
