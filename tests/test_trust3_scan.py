@@ -368,3 +368,22 @@ def test_audit_counts_method_auto_passed_through(monkeypatch):
     for m in (None, "exact", "saddlepoint", "monte_carlo"):
         stats.audit_counts(0, gc) if m is None else stats.audit_counts(0, gc, method=m)
     assert seen == ["auto", "exact", "saddlepoint", "monte_carlo"]
+
+
+def test_describe_rate_scan_is_the_row_scans_wording():
+    """scan.describe_rate_scan gives ScanResult.description from the result's numbers (one
+    wording for row and cell scans); a bad side is one ValueError naming it."""
+    import math as _math
+
+    rng = np.random.default_rng(5)
+    d = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 400), "b": rng.choice(["u", "v"], 400)})
+    y = rng.integers(0, 2, 400)
+    p = np.where((d.a == "x") & (y == 1), rng.random(400) < 0.3, y).astype(int)
+    r = scan.fpr_scan(d, y, p, key=0)
+    assert r.score > 0
+    text = scan.describe_rate_scan("negative", 1, r.subset, r.total_size, r.size, r.score, r.q,
+                                   r.observed_rate, r.expected_rate, r.unbounded,
+                                   scan.DEFAULT_Q_BOUNDS[1], _math.nan)
+    assert text == r.description
+    with pytest.raises(ValueError, match="^side: "):
+        scan.describe_rate_scan("both", 1, {}, 0, 0, 0.0, 1.0, 0.0, 0.0, False, 1e6)

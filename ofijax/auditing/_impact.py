@@ -364,6 +364,15 @@ def _finish(rows, *, scoring, unknown, unknown_outcome, median, lower_is_better,
     return out
 
 
+def _attribute_specs(names: list) -> list:
+    """``(attribute, column indices)``: each column alone, then (with two or more) their full
+    intersection, named ``"a x b"``: the tables every impact-ratio report has."""
+    specs = [(c, [j]) for j, c in enumerate(names)]
+    if len(names) >= 2:
+        specs.append((" x ".join(names), list(range(len(names)))))
+    return specs
+
+
 def impact_from_counts(
     groups: Any,
     names: Any,
@@ -388,9 +397,7 @@ def impact_from_counts(
     selected = np.asarray(selected, dtype=np.int64)
     rows: list[dict] = []
     unknown: dict[str, int] = {}
-    specs = [(c, [j]) for j, c in enumerate(names)]
-    if len(names) >= 2:
-        specs.append((" x ".join(names), list(range(len(names)))))
+    specs = _attribute_specs(names)
     for name, idx in specs:
         keys = [" & ".join(str(g[j]) for j in idx) for g in groups]
         cats = sorted(set(keys))
@@ -513,9 +520,7 @@ def scoring_from_batches(
     keys_ = list(combos)  # code order
     rows: list[dict] = []
     unknown: dict[str, int] = {}
-    specs = [(c, [j]) for j, c in enumerate(names)]
-    if len(names) >= 2:
-        specs.append((" x ".join(names), list(range(len(names)))))
+    specs = _attribute_specs(names)
     for name, idx in specs:
         acc: dict = {}
         unknown[name] = 0

@@ -22,7 +22,7 @@ The array-level engine (for randomization tests and new procedures) is documente
 
 from ._api import bias_scan, score_subset
 from ._checks import DEFAULT_Q_BOUNDS
-from ._ijdi import IJDIStep, fpr_scan, ijdi_scan, rate_scan_cells, tpr_scan
+from ._ijdi import IJDIStep, describe_rate_scan, fpr_scan, ijdi_scan, rate_scan_cells, tpr_scan
 from ._probabilities import estimate_true_probabilities, lambda_from_costs
 from ._result import IJDIResult, ScanResult
 
@@ -37,6 +37,7 @@ __all__ = [
     "tpr_scan",
     "ijdi_scan",
     "rate_scan_cells",
+    "describe_rate_scan",
     "estimate_true_probabilities",
     "lambda_from_costs",
 ]

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ofijax._validation import as_key
 from ofijax.auditing import AuditFrame, audit_from_counts
-from ofijax.scan import DEFAULT_Q_BOUNDS, scan_cells
+from ofijax.scan import DEFAULT_Q_BOUNDS, describe_rate_scan, scan_cells
 
 from ._stats import CellStats, GroupCounts
 
@@ -174,48 +174,6 @@ def _subset(columns, labels, mask, listed, normalize):
     return out
 
 
-_SIDE_TEXT = {  # the wording of ofijax.scan.fpr_scan / tpr_scan's descriptions
-    "negative": ("beneficial", "denied the benefit", "more",
-                 "a raised false-negative rate of the beneficial outcome (the IJDI paper's raised "
-                 "false-positive rate of the harmful prediction)"),
-    "positive": ("harmful", "given the benefit", "less",
-                 "a raised true-positive rate of the harmful outcome, i.e. a lowered "
-                 "false-positive rate of the beneficial outcome"),
-}
-_UNBOUNDED_TEXT = (
-    "unbounded: {what}, so q runs to its cap {cap:g} and the score ({score:.2f}) measures "
-    "q_bounds, not an effect size; read it as '{short}', not as a ranked finding"
-)
-
-
-def _subset_text(subset: dict) -> str:
-    if not subset:
-        return "all rows"
-    return " and ".join(f"{c} in {{{', '.join(map(str, v))}}}" for c, v in subset.items())
-
-
-def _describe(side, b, subset, total, size, score, q, obs, exp, unbounded, cap, p_val) -> str:
-    """The description :func:`ofijax.scan.fpr_scan` / ``tpr_scan`` give the same result."""
-    truth, verb, how, rate = _SIDE_TEXT[side]
-    t_label = b if side == "negative" else 1 - b
-    name = "FPR-Scan" if side == "negative" else "TPR-Scan"
-    if not score > 0:
-        return (f"{name}: no subgroup detected among the rows whose true outcome is {truth} "
-                f"(y_true = {t_label})")
-    text = (f"{name}: among rows whose true outcome is {truth} (y_true = {t_label}), those with "
-            f"{_subset_text(subset)} are {verb} (y_pred = {b if side == 'positive' else 1 - b})"
-            f" {how} often than expected — predicted harmful at rate {obs:.3f} vs expected "
-            f"{exp:.3f}: {rate}. Subgroup: {total} rows in all, {size} with true outcome {truth}; "
-            f"odds ×{q:.3g}, score {score:.2f}")
-    if not math.isnan(p_val):
-        text += f"; p = {p_val:.3g}"
-    if unbounded:
-        text += "; " + _UNBOUNDED_TEXT.format(
-            what=f"every row of S with true outcome {truth} is predicted harmful", cap=cap,
-            score=score, short="every row positive")
-    return text
-
-
 def _num_samples(num_samples, num_replicates, fn):
     """``num_samples``, or the deprecated ``num_replicates`` (with a ``DeprecationWarning``)."""
     import warnings
@@ -271,8 +229,8 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
         listed=_subset(cells.columns, labels, r.mask, r.listed, False) if detected else {},
         p_value=r.p_value, null_scores=r.null_scores,
         rate=float(y_c.sum() / n_c.sum()) if n_c.sum() else math.nan,
-        description=_describe(side, int(beneficial_label), subset, total, size, r.score, q, obs,
-                              exp, unbounded, q_bounds[1], r.p_value),
+        description=describe_rate_scan(side, int(beneficial_label), subset, total, size, r.score,
+                                       q, obs, exp, unbounded, q_bounds[1], r.p_value),
         total_size=total, observed_rate=obs, expected_rate=exp, unbounded=unbounded,
     )
 
