@@ -26,6 +26,7 @@ __all__ = [
     "check_counts",
     "check_nonempty",
     "check_choice",
+    "check_fraction",
     "check_nonnegative_scalar",
     "align_pandas",
     "as_pandas",
@@ -236,6 +237,23 @@ def check_nonempty(n: Any, name: str) -> None:
     """Raise if a size is zero (an empty group or data set)."""
     if int(n) <= 0:
         raise ValueError(f"{name}: is empty (0 rows); every group must hold at least one row.")
+
+
+def check_fraction(x: Any, name: str, example: str = "0.95") -> float:
+    """``x`` as a float strictly between 0 and 1 (a confidence or significance level), or one
+    ``ValueError`` naming ``name``; bools and strings are refused.
+
+    >>> from ofijax._validation import check_fraction
+    >>> check_fraction(0.9, "confidence")
+    0.9
+    """
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        v = float("nan")
+    if isinstance(x, (bool, str)) or not 0.0 < v < 1.0:
+        raise ValueError(f"{name}: must lie strictly between 0 and 1, e.g. {example}; got {x!r}.")
+    return v
 
 
 def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:

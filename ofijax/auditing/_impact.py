@@ -242,8 +242,9 @@ def impact_ratios(
         raise ValueError("sensitive_features: required (the group column(s)).")
     if not (isinstance(min_share, (int, float)) and 0.0 <= float(min_share) < 1.0):
         raise ValueError(f"min_share: must be a number in [0, 1); got {min_share!r}.")
-    if not (isinstance(alpha, (int, float)) and 0.0 < float(alpha) < 1.0):
-        raise ValueError(f"alpha: must lie strictly between 0 and 1; got {alpha!r}.")
+    from ofijax._validation import check_fraction
+
+    alpha = check_fraction(alpha, "alpha", "0.05")
     from ofijax._validation import align_pandas
 
     sf = _as_frame(sensitive_features, data)

@@ -414,13 +414,7 @@ def percentiles(samples: jax.Array, confidence: float) -> tuple[np.ndarray, np.n
 
 def check_confidence(confidence: Any) -> float:
     """``confidence`` as a float strictly between 0 and 1, or a ValueError naming it."""
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        c = float("nan")
-    if isinstance(confidence, (bool, str)) or not 0.0 < c < 1.0:
-        raise ValueError(f"confidence: must lie strictly between 0 and 1, e.g. 0.95; got {confidence!r}.")
-    return c
+    return v.check_fraction(confidence, "confidence")
 
 
 def ofi_bootstrap(

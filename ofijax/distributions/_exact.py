@@ -1137,16 +1137,6 @@ class Threshold(NamedTuple):
     null: Any
 
 
-def _check_level(level: Any) -> float:
-    try:
-        lv = float(level)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"level: must be a number in (0, 1); got {level!r}.") from exc
-    if not 0.0 < lv < 1.0:
-        raise ValueError(f"level: must lie strictly between 0 and 1 (e.g. 0.95); got {level!r}.")
-    return lv
-
-
 def ofi_threshold(
     n_i: int,
     n_j: int,
@@ -1183,7 +1173,7 @@ def ofi_threshold(
         (0.95, 0.4899, 0.3464, 0.3)
     """
     n_i, n_j = _check_n(n_i, "n_i"), _check_n(n_j, "n_j")
-    lv = _check_level(level)
+    lv = _v.check_fraction(level, "level")
     _v.check_choice(method, "method", ("exact", "monte_carlo"))
     p = _null_probs(null)
     mi = marginal_benefit_moments(n_i, p)

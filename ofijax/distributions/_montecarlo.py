@@ -51,6 +51,7 @@ from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
 from ofijax._progress import Progress
+from ofijax._validation import check_fraction
 
 __all__ = [
     "Summary", "ChunkStats", "stream", "merge_summaries", "finalize", "wilson_interval",
@@ -152,18 +153,18 @@ class Summary(NamedTuple):
 
     def mean_interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Normal interval mean ± z · stderr for the expectation of the statistic."""
-        z = NormalDist().inv_cdf(0.5 + _check_confidence(confidence) / 2)
+        z = NormalDist().inv_cdf(0.5 + check_fraction(confidence, "confidence") / 2)
         return (self.mean - z * self.stderr, self.mean + z * self.stderr)
 
     def below_interval(self, confidence: float = 0.95) -> tuple[float, float, float]:
         """(estimate, low, high) of P(X < edges[0]) (Wilson interval)."""
         return (self.below / self.count if self.count else math.nan,
-                *wilson_interval(self.below, self.count, _check_confidence(confidence)))
+                *wilson_interval(self.below, self.count, check_fraction(confidence, "confidence")))
 
     def above_interval(self, confidence: float = 0.95) -> tuple[float, float, float]:
         """(estimate, low, high) of P(X > edges[-1]) (Wilson interval)."""
         return (self.above / self.count if self.count else math.nan,
-                *wilson_interval(self.above, self.count, _check_confidence(confidence)))
+                *wilson_interval(self.above, self.count, check_fraction(confidence, "confidence")))
 
     def tail_count(self, t: float, side: str = "abs") -> int:
         """Number of values with X ≥ t (``"above"``), X ≤ t (``"below"``) or |X| ≥ |t| (``"abs"``).
@@ -224,7 +225,7 @@ class Summary(NamedTuple):
         its Wilson interval."""
         k = self.tail_count(t, side)
         return (k / self.count if self.count else math.nan,
-                *wilson_interval(k, self.count, _check_confidence(confidence)))
+                *wilson_interval(k, self.count, check_fraction(confidence, "confidence")))
 
     def value_at_rank(self, r: int, upper: bool = False) -> float:
         """The r-th smallest defined value (1-based) read off the histogram: exact on a lattice,
@@ -243,7 +244,7 @@ class Summary(NamedTuple):
         """(levels, 2) distribution-free intervals for the quantiles: order statistics
         X_(l) ≤ ξ_p ≤ X_(u) with l, u = N p ∓ z √(N p (1 − p)) (normal approximation of the
         binomial rank), read off the histogram (:meth:`value_at_rank`)."""
-        z = NormalDist().inv_cdf(0.5 + _check_confidence(confidence) / 2)
+        z = NormalDist().inv_cdf(0.5 + check_fraction(confidence, "confidence") / 2)
         out = np.full((len(self.quantile_levels), 2), np.nan)
         n = self.count
         for i, p in enumerate(np.asarray(self.quantile_levels, dtype=np.float64)):
@@ -320,16 +321,6 @@ def _jsonable_settings(x: Any) -> Any:
         return x
     raise TypeError(f"settings: cannot save {type(x).__name__} values; pass numbers, strings, "
                     "lists, dicts or a PRNG key.")
-
-
-def _check_confidence(c: Any) -> float:
-    try:
-        v = float(c)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"confidence: must be a number in (0, 1), e.g. 0.95; got {c!r}.") from exc
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"confidence: must lie strictly between 0 and 1, e.g. 0.95; got {c!r}.")
-    return v
 
 
 class ChunkStats(NamedTuple):
