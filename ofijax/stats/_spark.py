@@ -103,24 +103,16 @@ def from_spark(
                 f"{int(fine.loc[bad, COUNT].sum()):,} missing (null/NaN) value(s); drop those "
                 "rows or map missing to an explicit category first.")
     for c in (label, pred):
-        vals = fine[c]
+        shown = vals = fine[c]
         if vals.dtype == object or pd.api.types.is_string_dtype(vals):  # text of numbers (CSV)
             # the booleans pyarrow's CSV reader (the stream engine) reads, as 1/0
-            vals = vals.replace({t: "1" for t in _TRUE} | {f: "0" for f in _FALSE})
-            num = pd.to_numeric(vals, errors="coerce")
-            bad = pd.isna(num) | ~num.isin([0, 1])
-            if bad.any():
-                raise ValueError(
-                    f"data: column {c!r} of the Spark DataFrame is not binary: value "
-                    f"{vals[bad].iloc[0]!r} in {int(fine.loc[bad, COUNT].sum()):,} row(s); labels "
-                    "and predictions must be 0/1.")
-            vals = num
-            fine[c] = num
+            vals = pd.to_numeric(vals.replace({t: "1" for t in _TRUE} | {f: "0" for f in _FALSE}),
+                                 errors="coerce")
         bad = pd.isna(vals) | ~vals.isin([0, 1])
         if bad.any():
             raise ValueError(
                 f"data: column {c!r} of the Spark DataFrame is not binary: value "
-                f"{vals[bad].iloc[0]!r} in {int(fine.loc[bad, COUNT].sum()):,} row(s); labels and "
+                f"{shown[bad].iloc[0]!r} in {int(fine.loc[bad, COUNT].sum()):,} row(s); labels and "
                 "predictions must be 0/1.")
         fine[c] = vals.astype(np.int64)
     fine[COUNT] = fine[COUNT].astype(np.int64)
