@@ -54,6 +54,19 @@ RESULTS = ROOT / "experiments" / "results"
 GROUP_SHARES = np.array([0.35, 0.25, 0.15, 0.12, 0.08, 0.05])
 
 
+
+def _write_and_print(rows: list, name: str) -> int:
+    """``results/NAME`` as (name, value) rows, then the ``name: value`` lines."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / name, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["name", "value"])
+        w.writerows(rows)
+    print()
+    for k, v in rows:
+        print(f"{k}: {v}")
+    return 0
+
 def make_data(n: int, num_candidates: int, seed: int = 0):
     """Labels, 6 groups, one score, a threshold grid and random models' predictions."""
     rng = np.random.default_rng(seed)
@@ -153,15 +166,7 @@ def thresholds_vs_fairlearn(n: int, num_thresholds: int, repeats: int, calls: in
         ("selection_rate_max_abs_diff_vs_fairlearn", max_diff),
         ("load_average_1min", round(os.getloadavg()[0], 1)), ("cpu_count", os.cpu_count()),
     ]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / f"bench_batch_thresholds_{num_thresholds}x{n}.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["name", "value"])
-        w.writerows(rows)
-    print()
-    for k, v in rows:
-        print(f"{k}: {v}")
-    return 0
+    return _write_and_print(rows, f"bench_batch_thresholds_{num_thresholds}x{n}.csv")
 
 
 def main(argv=None) -> int:
@@ -241,14 +246,7 @@ def main(argv=None) -> int:
         ("load_average_1min", round(os.getloadavg()[0], 1)),
         ("cpu_count", os.cpu_count()),
     ]
-    with open(RESULTS / f"bench_batch_{tag}.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["name", "value"])
-        w.writerows(rows)
-    print()
-    for k, v in rows:
-        print(f"{k}: {v}")
-    return 0
+    return _write_and_print(rows, f"bench_batch_{tag}.csv")
 
 
 if __name__ == "__main__":
