@@ -360,7 +360,7 @@ def test_ema_matches_recursion_and_gradient_only_through_batch():
 
 def test_sweep_equals_python_loop_of_single_runs(sweep):
     keys = jax.random.split(jax.random.key(3), NUM_SEEDS)
-    from ofijax.diff._train import _evaluate
+    from ofijax.diff._evaluate import _evaluate
 
     evaluate = jax.jit(_evaluate, static_argnums=0)
     for si, r in ((0, 0), (len(STRENGTHS) - 1, NUM_SEEDS - 1)):  # both ends of both axes
@@ -418,7 +418,7 @@ def test_max_ofi_falls_with_strength(sweep):
 
 
 def test_sweep_compiles_once(sweep):
-    from ofijax.diff._train import _sweep
+    from ofijax.diff._evaluate import _sweep
 
     before = _sweep._cache_size()
     again = tradeoff_sweep(

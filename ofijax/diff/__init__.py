@@ -27,6 +27,10 @@ counts from :mod:`ofijax.cm`.
 from ofijax.diff._cm import GroupWeights as GroupWeights
 from ofijax.diff._cm import one_hot_groups as one_hot_groups
 from ofijax.diff._cm import soft_confusion_matrices as soft_confusion_matrices
+from ofijax.diff._evaluate import Evaluation as Evaluation
+from ofijax.diff._evaluate import SweepResult as SweepResult
+from ofijax.diff._evaluate import evaluate as evaluate
+from ofijax.diff._evaluate import tradeoff_sweep as tradeoff_sweep
 from ofijax.diff._penalty import RATES as RATES
 from ofijax.diff._penalty import REDUCTIONS as REDUCTIONS
 from ofijax.diff._penalty import CMEstimator as CMEstimator
@@ -37,17 +41,13 @@ from ofijax.diff._penalty import equalized_odds_penalty as equalized_odds_penalt
 from ofijax.diff._penalty import ofi_penalty as ofi_penalty
 from ofijax.diff._penalty import rate_parity_penalty as rate_parity_penalty
 from ofijax.diff._train import Batch as Batch
-from ofijax.diff._train import Evaluation as Evaluation
 from ofijax.diff._train import Model as Model
 from ofijax.diff._train import PenaltyState as PenaltyState
 from ofijax.diff._train import StepMetrics as StepMetrics
-from ofijax.diff._train import SweepResult as SweepResult
-from ofijax.diff._train import evaluate as evaluate
 from ofijax.diff._train import init_penalty_state as init_penalty_state
 from ofijax.diff._train import logistic_model as logistic_model
 from ofijax.diff._train import make_train_step as make_train_step
 from ofijax.diff._train import mlp_model as mlp_model
-from ofijax.diff._train import tradeoff_sweep as tradeoff_sweep
 
 __all__ = [
     "soft_confusion_matrices",
