@@ -13,6 +13,11 @@ Bias Scan (q > 1, penalised) on one outcome class:
 FPR-/TPR-Scan use the constant null rate p̄_b (the overall FPR or TPR). IJDI-Scan uses
 p_scan = p̄_b + λ(p_i − p̄) with base-rate probabilities p_i and runs Algorithm 1 (edge-case
 adjustments and rescans) until the detected subgroup passes both edge tests.
+
+This module owns the public row scans, their shared driver (search, top-k, randomization test)
+and the assembly of their :class:`~ofijax.scan.ScanResult`; input checks and the side's rows live
+in :mod:`._sides`, the words of a result in :mod:`._words`, FPR-/TPR-Scan from cell statistics in
+:mod:`._ratecells`.
 """
 
 from __future__ import annotations
@@ -24,18 +29,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 
-from .._validation import (
-    align_pandas,
-    as_numpy,
-    check_binary,
-    check_choice,
-    check_finite,
-    check_nonnegative_scalar,
-    check_probabilities,
-    device_array,
-)
+from .._validation import check_choice, check_nonnegative_scalar, device_array
 from ._alg1 import (
     CODE_ACCEPT,
     CODE_ALPHA,
@@ -47,7 +42,6 @@ from ._alg1 import (
     make_params,
 )
 from ._basis import make_basis
-from ._cells import scan_cells
 from ._checks import (
     DEFAULT_P_EPSILON,
     DEFAULT_Q_BOUNDS,
@@ -58,7 +52,7 @@ from ._checks import (
     check_scan_options,
     resolve_data_alias,
 )
-from ._encode import DEFAULT_MAX_VALUES, Encoded, bin_columns, encode_data, to_frame
+from ._encode import DEFAULT_MAX_VALUES
 from ._engine import cell_mask, make_problem, row_mask
 from ._exhaustive import (
     chunk_size,
@@ -74,8 +68,11 @@ from ._randomization import (
     pad_problem,
     replicate_key,
 )
-from ._result import UNBOUNDED_TEXT, IJDIResult, ScanResult, cap_reached, subset_dict, subset_text
+from ._ratecells import rate_scan_cells
+from ._result import IJDIResult, ScanResult, cap_reached, subset_dict
+from ._sides import Side, prepare_side, total_rows
 from ._topk import StepSpec, observed_steps, steps_null_scores
+from ._words import describe_rate_scan, describe_side
 
 __all__ = ["IJDIResult", "IJDIStep", "fpr_scan", "tpr_scan", "ijdi_scan", "rate_scan_cells",
            "describe_rate_scan", "DEFAULT_P_EPSILON"]
@@ -113,228 +110,7 @@ class IJDIStep(NamedTuple):
     scan_converged: bool
 
 
-class _Side(NamedTuple):
-    rows: np.ndarray  # indices of the side's rows in the input
-    enc: Encoded
-    y: np.ndarray  # scan outcome: the harmful prediction on the side (float64 0/1)
-    p: np.ndarray | None  # base-rate probabilities of the harmful outcome on the side
-    n: int  # total input rows
-    frame: pd.DataFrame  # all rows' attributes (binned)
-    value_labels: object
-    side: str
-    beneficial_label: int
-    note: str | None = None  # the threshold applied to y_pred, in words (None: 0/1 as given)
-
-
-# ---------------------------------------------------------------------------------------------
-# Input handling
-
-
-def _recommendations(y_pred, threshold, threshold_rule, n, fn="fpr_scan", stacklevel=5):
-    """``(decisions (n,) float64 0/1, note)``: ``y_pred`` as binary decisions, and the words the
-    result's description records about the threshold applied (``None`` when none was needed).
-
-    The one rule of ofijax: predictions that are not all 0/1 (scores, probabilities) become
-    decisions only through a threshold; with ``threshold=None`` 0.5 is applied with a
-    ``UserWarning`` (pass ``threshold=`` to choose it and silence the warning)."""
-    check_choice(threshold_rule, "threshold_rule", ("ge", "gt"))
-    s = as_numpy(y_pred, "y_pred")
-    if s.dtype == bool:
-        s = s.astype(np.float64)
-    if s.dtype.kind in "US":  # text '0'/'1' (or numbers) as NumPy strings: the rule of object text
-        try:
-            s = s.astype(np.float64)
-        except ValueError:
-            pass
-    if s.dtype.kind not in "iuf":
-        raise ValueError(
-            f"y_pred: must be binary recommendations (0/1) or numeric scores; got dtype {s.dtype}."
-        )
-    s = s.astype(np.float64)
-    check_finite(s, "y_pred")
-    if s.ndim != 1 or s.shape[0] != n:
-        raise ValueError(
-            f"y_pred: must be 1-D with one value per row of data ({n}); got shape {s.shape}."
-        )
-    binary = bool(np.all((s == 0) | (s == 1)))
-    default = threshold is None
-    if default:
-        if binary:
-            return s, None
-        threshold = 0.5
-    t = as_numpy(threshold, "threshold")
-    if t.dtype.kind not in "iuf":
-        raise ValueError(f"threshold: must be a number or one number per row; got {threshold!r}.")
-    t = t.astype(np.float64)
-    check_finite(t, "threshold")
-    if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != n):
-        raise ValueError(
-            f"threshold: must be a scalar or one value per row ({n}); got shape {t.shape}."
-        )
-    out = (s >= t if threshold_rule == "ge" else s > t).astype(np.float64)
-    if binary and np.array_equal(out, s):  # 0/1 predictions pass unchanged: nothing to record
-        return out, None
-    op = "≥" if threshold_rule == "ge" else ">"
-    at = "per-row thresholds" if t.ndim == 1 else f"{float(t):g}"
-    if default:
-        warnings.warn(
-            f"{fn}: y_pred holds values other than 0/1 (scores or probabilities), so they were "
-            f"turned into decisions at the threshold 0.5 (y_pred {op} 0.5 → 1), the default; the "
-            "result's description records it. Pass threshold= (e.g. threshold=0.5) to choose "
-            "the threshold and silence this warning, or pass 0/1 decisions.",
-            UserWarning, stacklevel=stacklevel)
-        return out, f"predictions thresholded at 0.5 (default; y_pred {op} 0.5 → 1)"
-    return out, f"predictions thresholded at {at} (given; y_pred {op} threshold → 1)"
-
-
-def _check_missing(frame: pd.DataFrame, rows: np.ndarray, side: str) -> None:
-    """Refuse missing attribute values anywhere in ``frame`` (a result's ``total_size`` counts
-    the rows of both classes), saying how many there are and how many the scanned side holds."""
-    for name in frame.columns:
-        na = np.asarray(frame[name].isna(), bool)
-        total = int(na.sum())
-        if total:
-            used = int(na[rows].sum())
-            raise ValueError(
-                f"data: column {name!r} has {total} missing (NaN/None) value"
-                f"{'s' if total > 1 else ''} ({used} among the {rows.size} rows this scan uses, "
-                f"side={side!r}); drop those rows or map missing to an explicit category first."
-            )
-
-
-def _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule, value_labels,
-                  beneficial_label, bins, max_values, fn="fpr_scan", stacklevel=4):
-    check_choice(side, "side", ("negative", "positive"))
-    # pandas arguments aligned on their index (same labels in another order: reordered to the
-    # first pandas argument's rows) or refused, never matched by position
-    aligned = align_pandas(data=data, y_true=y_true, y_pred=y_pred, p_true=p_true,
-                           threshold=threshold)
-    data, y_true, y_pred, p_true, threshold = aligned.values()
-    frame = to_frame(data)
-    n = frame.shape[0]
-    y = check_binary(y_true, "y_true")
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(
-            f"y_true: must be 1-D with one label per row of data ({n}); got shape {y.shape}."
-        )
-    yhat, note = _recommendations(y_pred, threshold, threshold_rule, n, fn, stacklevel + 1)
-    p = None
-    if p_true is not None:
-        p = check_probabilities(p_true, "p_true")
-        if p.ndim != 1 or p.shape[0] != n:
-            raise ValueError(
-                f"p_true: must be 1-D with one probability per row of data ({n}); "
-                f"got shape {p.shape}."
-            )
-    if beneficial_label == 1:  # the engine works in the harm orientation (1 = harmful)
-        y, yhat = 1 - y, 1.0 - yhat
-        p = None if p is None else 1.0 - p
-    label = 0 if side == "negative" else 1
-    rows = np.flatnonzero(y == label)
-    if value_labels is None and frame.shape[1]:
-        _check_missing(frame, rows, side)
-    edges: dict = {}
-    if value_labels is None and frame.shape[1] and n:
-        frame, edges = bin_columns(frame, bins, max_values)
-    if rows.size == 0:
-        true = beneficial_label if side == "negative" else 1 - beneficial_label
-        raise ValueError(
-            f"side: side={side!r} scans the rows whose true outcome is "
-            f"{'beneficial' if side == 'negative' else 'harmful'} (y_true == {true}), and there "
-            "are none; scan the other side or check the labels and beneficial_label."
-        )
-    enc = encode_data(frame.iloc[rows].reset_index(drop=True), value_labels, max_values=None)
-    enc = enc._replace(edges=edges)
-    return _Side(rows, enc, yhat[rows], None if p is None else p[rows], n, frame, value_labels,
-                 side, beneficial_label, note)
-
-
-def _total_rows(side: _Side, subset: dict) -> np.ndarray:
-    """Rows of the whole input (both classes) in the subgroup ``subset``."""
-    out = np.ones(side.n, bool)
-    for col, vals in subset.items():
-        column = side.frame[col]
-        if side.value_labels is not None:
-            m = list(side.frame.columns).index(col)
-            lab = np.asarray(side.value_labels[m], dtype=object)
-            column = pd.Series(lab[column.to_numpy()])
-        out &= np.asarray(column.isin(list(vals)), bool)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Results
-
-_SIDE_TEXT = {
-    "negative": ("beneficial", "denied the benefit", "more",
-                 "a raised false-negative rate of the beneficial outcome (the IJDI paper's raised "
-                 "false-positive rate of the harmful prediction)"),
-    "positive": ("harmful", "given the benefit", "less",
-                 "a raised true-positive rate of the harmful outcome, i.e. a lowered "
-                 "false-positive rate of the beneficial outcome"),
-}
-
-
-def _describe(side: _Side, subset, total, size, score, q, obs, exp, unbounded, cap, p_val,
-              kind, lam, rank=0):
-    return _words(side.side, side.beneficial_label, side.note, subset, total, size, score, q, obs,
-                  exp, unbounded, cap, p_val, kind, lam, rank)
-
-
-def describe_rate_scan(side: str, beneficial_label: int, subset: dict, total: int, size: int,
-                       score: float, q: float, observed_rate: float, expected_rate: float,
-                       unbounded: bool, q_cap: float, p_value: float = math.nan) -> str:
-    """The words of an FPR-/TPR-Scan result (:attr:`ScanResult.description`), from its numbers:
-    the one wording of the row scans and of the scans from statistics (``ofijax.stats``).
-
-    ``side``: ``"negative"`` (FPR-Scan) or ``"positive"`` (TPR-Scan); ``total``: the subgroup's
-    rows in all, ``size``: those scanned; ``q_cap``: the upper q bound; ``p_value``: NaN without a
-    randomization test.
-
-    Example:
-        >>> print(describe_rate_scan("negative", 1, {"g": ("a",)}, 120, 100, 34.06, 7.63, 0.88,
-        ...                          0.49, False, 1e6))  # doctest: +NORMALIZE_WHITESPACE
-        FPR-Scan: among rows whose true outcome is beneficial (y_true = 1), those with g in {a}
-        are denied the benefit (y_pred = 0) more often than expected — predicted harmful at rate
-        0.880 vs expected 0.490: a raised false-negative rate of the beneficial outcome (the IJDI
-        paper's raised false-positive rate of the harmful prediction). Subgroup: 120 rows in all,
-        100 with true outcome beneficial; odds ×7.63, score 34.06
-    """
-    if side not in _SIDE_TEXT:
-        raise ValueError(f"side: must be 'negative' or 'positive'; got {side!r}.")
-    return _words(side, int(beneficial_label), None, subset, total, size, score, q, observed_rate,
-                  expected_rate, unbounded, q_cap, p_value, "rate", 0.0)
-
-
-def _words(side_name, b, side_note, subset, total, size, score, q, obs, exp, unbounded, cap,
-           p_val, kind, lam, rank=0):
-    truth, verb, how, rate = _SIDE_TEXT[side_name]
-    t_label = b if side_name == "negative" else 1 - b
-    name = {"rate": "FPR-Scan" if side_name == "negative" else "TPR-Scan",
-            "ijdi": f"IJDI-Scan (lambda = {lam:g})"}[kind]
-    note = f"; {side_note}" if side_note else ""
-    if not score > 0:
-        return (f"{name}: no subgroup detected among the rows whose true outcome is {truth} "
-                f"(y_true = {t_label}){note}")
-    later = f" (not in the {rank} earlier find{'s' if rank > 1 else ''})" if rank else ""
-    text = (f"{name}: among rows whose true outcome is {truth} (y_true = {t_label}), those with "
-            f"{subset_text(subset)}{later} are {verb} (y_pred = {b if side_name == 'positive' else 1 - b})"
-            f" {how} often than expected — predicted harmful at rate {obs:.3f} vs expected "
-            f"{exp:.3f}: {rate}. Subgroup: {total} rows in all, {size} with true outcome {truth}; "
-            f"odds ×{q:.3g}, score {score:.2f}")
-    if kind == "ijdi":
-        text += (f"; the expected rate allows lambda = {lam:g} times the subgroup's excess true "
-                 "risk of the harmful outcome (after Algorithm 1's adjustments)")
-    if not math.isnan(p_val):
-        text += f"; p = {p_val:.3g}"
-    if unbounded:
-        text += "; " + UNBOUNDED_TEXT.format(
-            what=f"every row of S with true outcome {truth} is predicted harmful", cap=cap,
-            score=score, short="every row positive")
-    return text + note
-
-
-def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=(),
+def _build(side: Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null, steps=(),
            exclude=None, rank=0, search="coordinate_ascent"):
     """A :class:`ScanResult` from one (numpy) :class:`Alg1Out`; ``rows_in``: side rows in S;
     ``exclude``: ``(n,)`` rows of earlier top-k finds (not counted in ``total_size``)."""
@@ -346,7 +122,7 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
     p_scan = np.full(side.n, np.nan)
     p_scan[side.rows] = out.state.p_scan[: side.rows.size]
     subset = subset_dict(side.enc, out.mask, out.listed, normalize=True) if detected else {}
-    in_total = _total_rows(side, subset) if detected else np.zeros(side.n, bool)
+    in_total = total_rows(side, subset) if detected else np.zeros(side.n, bool)
     if exclude is not None:
         in_total &= ~exclude
     total = int(in_total.sum())
@@ -368,7 +144,7 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
         p_value=p_val,
         null_scores=null,
         total_size=total,
-        description=_describe(side, subset, total, size, score, q, obs, exp, unbounded, qb[1],
+        description=describe_side(side, subset, total, size, score, q, obs, exp, unbounded, qb[1],
                               p_val, kind, lam, rank),
         observed_rate=obs,
         expected_rate=exp,
@@ -388,7 +164,7 @@ def _build(side: _Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, nul
 _HISTORY = 101
 
 
-def _history(side: _Side, problem, out, n_real) -> list:
+def _history(side: Side, problem, out, n_real) -> list:
     steps = []
     for j in range(int(out.num_scans)):
         m_j, l_j = out.masks[j], out.listeds[j]
@@ -406,7 +182,7 @@ def _history(side: _Side, problem, out, n_real) -> list:
     return steps
 
 
-def _warn_outcome(side: _Side, out, rows_in, steps, kind, eps, cap):
+def _warn_outcome(side: Side, out, rows_in, steps, kind, eps, cap):
     detected = float(out.score) > 0
     if not bool(out.converged):
         last = steps[-1]
@@ -430,7 +206,7 @@ def _warn_outcome(side: _Side, out, rows_in, steps, kind, eps, cap):
                 RuntimeWarning, stacklevel=4)
 
 
-def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, strict: bool = False,
+def _drive(spec: NullSpec, side: Side, lam: float, opts: ScanOptions, rnd, strict: bool = False,
            cap: int = 0, search: str = "coordinate_ascent") -> ScanResult:
     n_values = np.array([len(lab) for lab in side.enc.labels], dtype=np.int32)
     eps, qb, key = opts.p_epsilon, opts.q_bounds, rnd.key
@@ -501,7 +277,7 @@ def _drive(spec: NullSpec, side: _Side, lam: float, opts: ScanOptions, rnd, stri
                     p_val=p_value(score, null) if rnd.num_samples else math.nan, **common)
                 results.append(res_j)
                 if res_j.score > 0:  # the rows (both classes) of this find: not counted again
-                    earlier = earlier | _total_rows(side, res_j.subset)
+                    earlier = earlier | total_rows(side, res_j.subset)
             res = (results[0]._replace(top=tuple(results)) if opts.top_k is not None
                    else results[0])
     if bad:
@@ -565,7 +341,7 @@ def _rate_scan(side_name, data, y_true, y_pred, *, beneficial_label, threshold, 
                               max_steps=max_steps, p_epsilon=p_epsilon, top_k=top_k)
     rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=num_replicates,
                                null=null, replicate_chunk=replicate_chunk, stacklevel=4)
-    side = _prepare_side(data, y_true, y_pred, None, side_name, threshold, threshold_rule,
+    side = prepare_side(data, y_true, y_pred, None, side_name, threshold, threshold_rule,
                          value_labels, b, bins, max_values,
                          fn="fpr_scan" if side_name == "negative" else "tpr_scan", stacklevel=4)
     spec = NullSpec("rate", rnd.null, opts.num_restarts, opts.max_steps,
@@ -810,7 +586,7 @@ def ijdi_scan(
         raise ValueError(
             "p_true: required; pass base-rate probabilities (e.g. estimate_true_probabilities)."
         )
-    side_ = _prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
+    side_ = prepare_side(data, y_true, y_pred, p_true, side, threshold, threshold_rule,
                           value_labels, b, bins, max_values, fn="ijdi_scan", stacklevel=3)
     spec = NullSpec("ijdi", rnd.null, opts.num_restarts, opts.max_steps,
                     t_bounds=(0.0, math.log(opts.q_bounds[1])),
@@ -820,137 +596,3 @@ def ijdi_scan(
 
 fpr_scan.__doc__ = fpr_scan.__doc__.replace("{args}", _COMMON_ARGS)
 ijdi_scan.__doc__ = ijdi_scan.__doc__.replace("{args}", _COMMON_ARGS)
-
-
-def _cell_table(columns, values, label, n, positives, b):
-    """The entries of cell statistics as a frame (harm orientation: ``harm`` = true outcome
-    harmful, ``pred`` = harmful predictions), checked."""
-    columns = list(columns)
-    if len(values) != len(columns) or not columns:
-        raise ValueError("cells: give one array of values per attribute column (at least one).")
-    n = np.asarray(n)
-    if n.dtype.kind not in "iu" or np.any(n < 0):
-        raise ValueError("cells: n must hold non-negative integer row counts.")
-    n = n.astype(np.int64)
-    pos = np.asarray(positives)
-    if pos.dtype.kind not in "iu" or pos.shape != n.shape or np.any((pos < 0) | (pos > n)):
-        raise ValueError("cells: positives must be integer counts with 0 ≤ positives ≤ n.")
-    lab = np.asarray(label).astype(np.int64)
-    if lab.shape != n.shape or not np.isin(lab, (0, 1)).all():
-        raise ValueError("cells: label must be 0/1, one per entry.")
-    frame = pd.DataFrame({c: np.asarray(v, dtype=object) for c, v in zip(columns, values)})
-    if any(len(frame[c]) != n.size for c in columns):
-        raise ValueError("cells: every values array needs one entry per cell.")
-    pos = pos.astype(np.int64)
-    harm = (1 - lab) if b == 1 else lab
-    pred = (n - pos) if b == 1 else pos
-    return frame, harm, n, pred
-
-
-def rate_scan_cells(
-    key,
-    columns,
-    values,
-    label,
-    n,
-    positives,
-    *,
-    side: str = "negative",
-    beneficial_label: int = 1,
-    penalty: float = 0.1,
-    num_restarts: int = 10,
-    q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
-    max_steps: int | None = None,
-    p_epsilon: float = DEFAULT_P_EPSILON,
-    num_samples: int = 0,
-    top_k: int | None = None,
-    search: str = "auto",
-) -> ScanResult:
-    r"""FPR-Scan (``side="negative"``) or TPR-Scan (``"positive"``) from cell statistics, with the
-    :class:`ScanResult` (subgroup, score, q, sizes, rates, ``top``, description in the same words)
-    that :func:`fpr_scan` / :func:`tpr_scan` give on the rows the statistics count.
-
-    The statistics (e.g. ``ofijax.stats`` ``CellStats``) hold one entry per occupied
-    (attribute values, true label): ``values`` (one array per column), ``label`` (0/1 in the
-    data's orientation, ``beneficial_label`` says which is beneficial), ``n`` rows and
-    ``positives`` rows predicted 1. A subgroup is a union of cells, so the scan, its top-k steps
-    (earlier finds' cells removed) and the sizes equal the row scans' (same ``key``); the
-    randomization test draws each cell's null outcome sum as Binomial(n_c, p̄_b), so p-values
-    agree with the row scans' in distribution, not draw for draw. ``search`` as in
-    :func:`fpr_scan` (``"auto"``: exhaustive on the same spaces). ``mask`` and ``p_scan`` are
-    None (no rows). ``key`` (a PRNG key or int seed, required) breaks the restarts' ties as the
-    row scans' ``key`` does (``0`` there is their default) and draws the replicates.
-
-    Examples:
-      >>> import numpy as np
-      >>> r = rate_scan_cells(0, ["g"], [np.array(["a", "b"])], np.array([1, 1]),
-      ...                     np.array([100, 100]), np.array([12, 90]))
-      >>> r.subset, r.size, r.total_size, round(r.score, 3)
-      ({'g': ('a',)}, 100, 100, 34.062)
-    """
-    check_choice(side, "side", ("negative", "positive"))
-    b = check_beneficial_label(beneficial_label)
-    opts = check_scan_options(penalty=penalty, q_bounds=q_bounds, num_restarts=num_restarts,
-                              max_steps=max_steps, p_epsilon=p_epsilon, top_k=top_k)
-    if key is None:
-        raise TypeError("key: required; pass a PRNG key or an int seed (0: the row scans' "
-                        "default).")
-    rnd = check_random_options(key=key, num_samples=num_samples, num_replicates=None,
-                               null="bernoulli", replicate_chunk=None)
-    frame, harm, n_all, pred = _cell_table(columns, values, label, n, positives, b)
-    want = 0 if side == "negative" else 1
-    sel = (harm == want) & (n_all > 0)
-    if not sel.any():
-        true = b if side == "negative" else 1 - b
-        raise ValueError(
-            f"side: side={side!r} scans the rows whose true outcome is "
-            f"{'beneficial' if side == 'negative' else 'harmful'} (label {true}), and there "
-            "are none; scan the other side or check the labels and beneficial_label.")
-    enc = encode_data(frame[sel].reset_index(drop=True), max_values=None)
-    nv = np.array([len(lab) for lab in enc.labels], np.int64)
-    flat = np.zeros(int(sel.sum()), np.int64)
-    for j in range(enc.codes.shape[1]):
-        flat = flat * nv[j] + enc.codes[:, j]
-    uk, first, inv = np.unique(flat, return_index=True, return_inverse=True)
-    n_c = np.bincount(inv.ravel(), weights=n_all[sel], minlength=uk.size).astype(np.int64)
-    y_c = np.bincount(inv.ravel(), weights=pred[sel], minlength=uk.size).astype(np.int64)
-    codes = enc.codes[first]
-    r = scan_cells(codes, nv, n_c, y_c, kind="rate", key=rnd.key, penalty=opts.penalty,
-                   num_restarts=opts.num_restarts, q_bounds=opts.q_bounds,
-                   max_steps=opts.max_steps, p_epsilon=opts.p_epsilon,
-                   num_samples=rnd.num_samples, top_k=opts.top_k, search=search)
-    info = _Side(None, enc, None, None, int(n_all.sum()), frame, None, side, b)
-    eps, qb = opts.p_epsilon, opts.q_bounds
-    results, earlier = [], np.zeros(n_all.size, bool)
-    left_n, left_y = n_c.copy(), y_c.copy()
-    uniform = y_c.sum() == 0 or y_c.sum() == n_c.sum()
-    for j, f in enumerate(r.top or (r,)):
-        detected = f.score > 0
-        subset = subset_dict(enc, f.mask, f.listed, normalize=True) if detected else {}
-        inside = np.ones(n_all.size, bool)
-        for col, vals in subset.items():
-            inside &= np.asarray(frame[col].isin(list(vals)), bool)
-        inside &= ~earlier & detected
-        size = int(left_n[f.cells].sum()) if detected else 0
-        pbar = left_y.sum() / max(left_n.sum(), 1)
-        obs = float(left_y[f.cells].sum() / size) if size else math.nan
-        exp = float(np.clip(np.full(size, pbar), eps, 1 - eps).mean()) if size else math.nan
-        q = f.q if detected else 1.0
-        unbounded = bool(detected and cap_reached(math.log(q), qb, "positive"))
-        total = int(n_all[inside].sum())
-        p_val = f.p_value
-        results.append(ScanResult(
-            subset=subset, score=float(f.score) if detected else 0.0, q=q, size=size, mask=None,
-            converged=True if uniform else bool(f.converged),
-            listed=subset_dict(enc, f.mask, f.listed, normalize=False) if detected else {},
-            p_value=p_val, null_scores=f.null_scores, total_size=total,
-            description=_describe(info, subset, total, size, float(f.score) if detected else 0.0,
-                                  q, obs, exp, unbounded, qb[1], p_val, "rate", 0.0, j),
-            observed_rate=obs, expected_rate=exp, unbounded=unbounded,
-            search=f.search, bins={}))
-        if detected:
-            earlier |= inside
-            left_n = np.where(f.cells, 0, left_n)
-            left_y = np.where(f.cells, 0, left_y)
-    first_res = results[0]
-    return first_res._replace(top=tuple(results)) if opts.top_k is not None else first_res
