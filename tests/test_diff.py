@@ -466,7 +466,7 @@ def test_lagrangian_dual_ascent_and_estimator():
         mults.append(float(state.multiplier))
     assert max(mults) > 0  # the constraint was active at the start
     assert int(state.cm_state.count) == 60
-    ev = diff.evaluate(MODEL.apply, params, DATA)
+    ev = diff.evaluate(0, MODEL.apply, params, DATA, num_samples=200)
     assert float(ev.max_abs_ofi) < 0.1
 
 
@@ -602,6 +602,6 @@ def test_evaluate_and_sweep_name_a_wrong_feature_count():
     params = model.init(0)
     data = Batch(np.ones((4, 3)), np.array([1, 0, 1, 0]), np.eye(2)[[0, 1, 0, 1]])
     with pytest.raises(ValueError, match="^data.x: the model cannot take features"):
-        evaluate(model.apply, params, data)
+        evaluate(0, model.apply, params, data)
     with pytest.raises(ValueError, match="^data.x: the model cannot take features"):
         tradeoff_sweep(0, model.init, model.apply, data, [0.0], num_steps=1)

@@ -14,8 +14,10 @@ Contents:
   :func:`di_penalty`, :func:`rate_parity_penalty`, :func:`equalized_odds_penalty`;
 * running estimate for mini-batches: :func:`ema_confusion_matrices` (optax-style pair);
 * training: :func:`make_train_step` (penalty or Lagrangian mode), :func:`tradeoff_sweep`
-  (strengths × seeds in one compiled program), :func:`evaluate`, and two small models
-  :func:`logistic_model`, :func:`mlp_model`.
+  (strengths × seeds in one compiled program), :func:`evaluate` (held-out intervals and the
+  noise floor), and two small models :func:`logistic_model`, :func:`mlp_model`;
+* a scikit-learn estimator: :class:`OFIClassifier` (mini-batch training, ``fit(X, y,
+  sensitive_features=...)``, ``evaluate(key, X, y, sensitive_features=...)``).
 
 Dtypes: this is a throughput path. Soft CMs and penalties compute in the float dtype of their
 inputs — float32 by default, float64 under ``jax_enable_x64`` — with integer (even int64 ≥ 2³¹)
@@ -27,6 +29,7 @@ counts from :mod:`ofijax.cm`.
 from ofijax.diff._cm import GroupWeights as GroupWeights
 from ofijax.diff._cm import one_hot_groups as one_hot_groups
 from ofijax.diff._cm import soft_confusion_matrices as soft_confusion_matrices
+from ofijax.diff._estimator import OFIClassifier as OFIClassifier
 from ofijax.diff._evaluate import Evaluation as Evaluation
 from ofijax.diff._evaluate import SweepResult as SweepResult
 from ofijax.diff._evaluate import evaluate as evaluate

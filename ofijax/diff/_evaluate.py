@@ -2,14 +2,15 @@
 
 Private module; the public names are re-exported by :mod:`ofijax.diff`. It owns
 :class:`Evaluation` and :func:`evaluate` (hard-threshold accuracy, group CMs, OFI and DI of a
-model; with a key, intervals and the noise floor of :mod:`ofijax.diff._uncertainty`'s kind), and
-:func:`tradeoff_sweep`, which trains with :mod:`ofijax.diff._train`'s step and evaluates each run
-inside one compiled program.
+model; with a key, simultaneous bootstrap intervals and the noise floor, from group counts by
+:func:`held_out_uncertainty`), and :func:`tradeoff_sweep`, which trains with
+:mod:`ofijax.diff._train`'s step and evaluates each run inside one compiled program.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ofijax._validation import as_key, as_numpy
+from ofijax._validation import as_key, as_numpy, check_fraction
 from ofijax.diff._cm import soft_cms
 from ofijax.diff._penalty import CMEstimator
 from ofijax.diff._train import (
@@ -34,6 +35,7 @@ from ofijax.diff._train import (
     _logits,
     _resolve_loss,
 )
+from ofijax.distributions import sample_multinomial
 from ofijax.metrics import disparate_impact, ofi, pairwise
 
 if TYPE_CHECKING:  # optax is imported on first use
@@ -45,7 +47,7 @@ __all__ = ["Evaluation", "evaluate", "SweepResult", "tradeoff_sweep"]
 
 
 class Evaluation(NamedTuple):
-    """Hard-threshold evaluation of a model on a :class:`Batch`.
+    """Hard-threshold evaluation of a model, with held-out uncertainty when a key is given.
 
     Attributes:
         accuracy: (weighted) accuracy of :math:`\\hat y = [\\mathrm{logit} > 0]`.
@@ -53,6 +55,23 @@ class Evaluation(NamedTuple):
         ofi: ``(G, G)`` OFI matrix, :math:`\\mathcal{B}_i - \\mathcal{B}_j` (NaN for empty groups).
         di: ``(G, G)`` disparate impact :math:`b_i / b_j` (NaN where undefined).
         max_abs_ofi: largest :math:`|\\mathrm{OFI}_{ij}|` over non-empty groups.
+        ofi_interval: ``(G, G, 2)`` simultaneous intervals (lower, upper) for every
+            :math:`\\mathrm{OFI}_{ij}` at level ``confidence`` (studentized max-t bootstrap;
+            NaN for empty groups).
+        max_abs_ofi_interval: ``(2,)`` interval for :math:`\\max_{ij}|\\mathrm{OFI}_{ij}|` implied
+            by the simultaneous intervals (lower bound 0 when every interval covers 0).
+        noise_floor: the ``confidence`` quantile of :math:`\\max|\\mathrm{OFI}|` when every group's
+            CM is drawn from the pooled cell probabilities at its size (no group difference).
+        noise_samples: ``(num_samples,)`` those draws of :math:`\\max|\\mathrm{OFI}|`.
+        below_noise_floor: ``max_abs_ofi <= noise_floor``: the observed spread is within what
+            identical groups of these sizes show.
+        noise_p_value: Monte Carlo p-value :math:`(1 + \\#\\{\\text{draws} \\ge
+            \\text{observed}\\})/(1 + \\text{num\\_samples})` of the observed max|OFI| under that
+            null (an approximation, never below :math:`1/(1+\\text{num\\_samples})`).
+        confidence: the level of the intervals and of the noise floor.
+
+        The fields from ``ofi_interval`` on are ``None`` when :func:`evaluate` ran without a key
+        (deprecated) and inside :func:`tradeoff_sweep`.
     """
 
     accuracy: jax.Array
@@ -60,6 +79,33 @@ class Evaluation(NamedTuple):
     ofi: jax.Array
     di: jax.Array
     max_abs_ofi: jax.Array
+    ofi_interval: Any = None
+    max_abs_ofi_interval: Any = None
+    noise_floor: Any = None
+    noise_samples: Any = None
+    below_noise_floor: Any = None
+    noise_p_value: Any = None
+    confidence: Any = None
+
+    def describe(self) -> str:
+        """One plain sentence on accuracy, max|OFI| with its interval, and the noise floor."""
+        m = float(self.max_abs_ofi)
+        head = f"accuracy {float(self.accuracy):.4f}; max|OFI| {m:.4f}"
+        if self.noise_floor is None:
+            return head + " (no interval: pass a key to evaluate)."
+        lo, hi = (float(v) for v in self.max_abs_ofi_interval)
+        lvl = f"{100 * float(self.confidence):g}%"
+        floor = float(self.noise_floor)
+        if not np.isfinite(floor):
+            return head + " (fewer than two non-empty groups: no interval, no noise floor)."
+        verdict = (
+            f"below the noise floor {floor:.4f} ({lvl} quantile of max|OFI| for identical groups "
+            f"of these sizes): no evidence of a group difference"
+            if self.below_noise_floor
+            else f"above the noise floor {floor:.4f} ({lvl} quantile of max|OFI| for identical "
+            f"groups of these sizes; Monte Carlo p ≈ {float(self.noise_p_value):.3g})"
+        )
+        return f"{head} ({lvl} interval {lo:.4f} to {hi:.4f}), {verdict}."
 
 
 def _evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
@@ -80,24 +126,208 @@ def _evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
     return Evaluation(acc, cms, o, d, max_abs)
 
 
-def evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
-    """Hard-threshold accuracy, group CMs, OFI and DI of a trained model (predict 1 iff logit > 0).
+_MISSING = object()
+
+
+def evaluate(
+    key: Any,
+    apply_fn: Any,
+    params: Any = _MISSING,
+    data: Any = _MISSING,
+    *,
+    num_samples: int = 2000,
+    confidence: float = 0.95,
+) -> Evaluation:
+    r"""Held-out accuracy, OFI with simultaneous intervals, and the noise floor of a model.
+
+    Predicts 1 (beneficial) iff the logit is > 0 and reports, per group :math:`g` with hard
+    counts :math:`C_g = (TP, FN, FP, TN)_g` and :math:`\mathcal{B}_g = (FP_g - FN_g)/n_g`:
+
+    * ``accuracy``, ``cms``, ``ofi`` (:math:`\mathcal{B}_i - \mathcal{B}_j`), ``di``,
+      ``max_abs_ofi``;
+    * **intervals** (``ofi_interval``, ``max_abs_ofi_interval``): a stratified bootstrap (each
+      group's rows resampled within the group, i.e. :math:`C^*_g \sim
+      \mathrm{Multinomial}(n_g, C_g/n_g)`), studentized with
+      :math:`\widehat{se}_{ij}^2 = v_i + v_j`, :math:`v_g = (q^+_g + q^-_g - (q^+_g -
+      q^-_g)^2)/n_g` (:math:`q^\pm` the FP and FN shares, each with half a count added so that
+      :math:`v_g > 0`). With :math:`c` the ``confidence`` quantile of
+      :math:`\max_{i<j} |\mathrm{OFI}^*_{ij} - \mathrm{OFI}_{ij}| / \widehat{se}^*_{ij}`, the
+      intervals :math:`\mathrm{OFI}_{ij} \pm c\,\widehat{se}_{ij}` hold simultaneously, so
+      :math:`\max|\mathrm{OFI}|` lies in :math:`[\max_{ij}(|\mathrm{OFI}_{ij}| - c\,
+      \widehat{se}_{ij})^+,\ \max_{ij}(|\mathrm{OFI}_{ij}| + c\,\widehat{se}_{ij})]` with at least
+      that confidence. (A percentile bootstrap of the maximum itself is biased upwards near 0
+      and under-covers there.)
+    * the **noise floor**: every group's CM drawn as :math:`\mathrm{Multinomial}(n_g, \bar
+      p)` from the pooled cell probabilities :math:`\bar p = \sum_g C_g / \sum_g n_g` of the
+      evaluated predictions (:func:`ofijax.distributions.sample_multinomial`), giving the
+      distribution of :math:`\max|\mathrm{OFI}|` for groups that do not differ; its
+      ``confidence`` quantile is ``noise_floor`` and ``below_noise_floor`` says whether the
+      observed value is within it.
+
+    With ``sample_weight`` the proportions are weighted and :math:`n_g` is the Kish effective size
+    :math:`(\sum w)^2 / \sum w^2` rounded (an approximation). Random draws are keyed per group
+    by the group's rank in a canonical order of the CMs, so results do not depend on group
+    names or column order.
+
+    Args:
+        key: ``jax.random.key``/``PRNGKey`` or int seed for the bootstrap and noise draws
+            (first, required; ``evaluate(apply_fn, params, data)`` without a key is deprecated
+            and leaves the interval fields ``None``).
+        apply_fn: ``apply_fn(params, x) -> logits (N,)``.
+        params: the model's parameters.
+        data: a :class:`Batch` with one-hot groups (each row in at most one group).
+        num_samples: bootstrap and noise draws (≥ 100).
+        confidence: level of the intervals and quantile of the noise floor, in (0, 1).
+
+    Returns:
+        :class:`Evaluation`; :meth:`Evaluation.describe` says it in one sentence.
 
     Examples:
         >>> import jax.numpy as jnp
         >>> from ofijax.diff import Batch, evaluate
         >>> data = Batch(jnp.array([[1.0], [-1.0], [1.0]]), jnp.array([1, 1, 0]),
         ...              jnp.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
-        >>> ev = evaluate(lambda p, x: x[:, 0] * p, 1.0, data)
+        >>> ev = evaluate(0, lambda p, x: x[:, 0] * p, 1.0, data, num_samples=200)
         >>> ev.cms.tolist(), ev.max_abs_ofi.item()
         ([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], 1.5)
+        >>> ev.ofi_interval.shape, bool(ev.max_abs_ofi_interval[0] <= 1.5)
+        ((2, 2, 2), True)
     """
+    if callable(key) and data is _MISSING:
+        warnings.warn(
+            "evaluate(apply_fn, params, data) without a key is deprecated: pass a key first, "
+            "evaluate(key, apply_fn, params, data), to get intervals and the noise floor.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        apply_fn, params, data, key = key, apply_fn, params, None
+    elif params is _MISSING or data is _MISSING:
+        raise TypeError("evaluate: call evaluate(key, apply_fn, params, data).")
+    if key is not None:
+        key = as_key(key)
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int | np.integer) or \
+                num_samples < 100:
+            raise ValueError(f"num_samples: must be an integer ≥ 100; got {num_samples!r}.")
+        confidence = check_fraction(confidence, "confidence")
     data = _check_batch(data, "data")
     _check_model_input(apply_fn, params, data.x, set(), "data.x")
-    return _evaluate_jit(apply_fn, params, data)
+    ev = _evaluate_jit(apply_fn, params, data)
+    if key is None:
+        return ev
+    gw = np.asarray(data.groups, dtype=np.float64)
+    if not (np.all((gw == 0) | (gw == 1)) and np.all(gw.sum(axis=1) <= 1)):
+        raise ValueError(
+            "data.groups: intervals and the noise floor need one-hot groups (each row in at most "
+            "one group, weights 0/1); build them with one_hot_groups(labels) (combine="
+            "'intersect')."
+        )
+    logits = np.asarray(_logits(apply_fn, params, data.x, data.y.shape[0]))
+    pred = (logits > 0).astype(np.float64)
+    y = np.asarray(data.y, dtype=np.float64)
+    w = np.ones_like(y) if data.weight is None else np.asarray(data.weight, dtype=np.float64)
+    cells = np.stack([y * pred, y * (1 - pred), (1 - y) * pred, (1 - y) * (1 - pred)], axis=1)
+    cms = np.einsum("nk,ng->gk", cells * w[:, None], gw)  # float64: exact for integer weights
+    if data.weight is None:
+        sizes = cms.sum(axis=1)
+    else:
+        sw, sw2 = gw.T @ w, gw.T @ (w * w)
+        sizes = np.where(sw2 > 0, np.round(sw * sw / np.where(sw2 > 0, sw2, 1)), 0)
+    return ev._replace(**held_out_uncertainty(key, cms, sizes.astype(np.int64), int(num_samples),
+                                              confidence, float(ev.max_abs_ofi)))
 
 
 _evaluate_jit = jax.jit(_evaluate, static_argnums=0)
+
+
+def _canonical_keys(key: Any, cms: np.ndarray, usable: np.ndarray) -> dict[int, Any]:
+    """One key per usable group, by its rank in a canonical (lexicographic CM) order."""
+    props = cms / np.maximum(cms.sum(axis=1, keepdims=True), 1e-300)
+    order = np.lexsort(np.c_[props, cms.sum(axis=1)].T[::-1])
+    ranked = [g for g in order if usable[g]]
+    return {int(g): jax.random.fold_in(key, r) for r, g in enumerate(ranked)}
+
+
+def _draw(key: Any, n: int, probs: np.ndarray, num_samples: int) -> np.ndarray:
+    p = np.clip(probs, 0, None)
+    return np.asarray(sample_multinomial(key, int(n), p / p.sum(), (num_samples,)), np.float64)
+
+
+def _benefit_and_var(c: np.ndarray, n: Any) -> tuple[np.ndarray, np.ndarray]:
+    """B = (FP − FN)/n and its multinomial variance with half a count added to FP and FN."""
+    b = (c[..., 2] - c[..., 1]) / n
+    qp, qn = (c[..., 2] + 0.5) / (n + 1), (c[..., 1] + 0.5) / (n + 1)
+    return b, (qp + qn - (qp - qn) ** 2) / n
+
+
+def held_out_uncertainty(
+    key: Any,
+    cms: np.ndarray,
+    sizes: np.ndarray,
+    num_samples: int,
+    confidence: float,
+    observed_max: float,
+) -> dict[str, Any]:
+    """Simultaneous OFI intervals, the max|OFI| interval and the noise floor from group CMs.
+
+    Package-internal core of :func:`evaluate` (counts level): ``cms`` ``(G, 4)`` float64 counts,
+    ``sizes`` ``(G,)`` integer sample sizes (0 = empty group, left out).
+    """
+    g = cms.shape[0]
+    tot = cms.sum(axis=1)
+    usable = (sizes > 0) & (tot > 0)
+    idx = np.flatnonzero(usable)
+    nan2 = np.full((g, g, 2), np.nan)
+    out = {
+        "ofi_interval": nan2,
+        "max_abs_ofi_interval": np.full(2, np.nan),
+        "noise_floor": np.nan,
+        "noise_samples": np.full(num_samples, np.nan),
+        "below_noise_floor": False,
+        "noise_p_value": np.nan,
+        "confidence": confidence,
+    }
+    for k in idx:
+        nan2[k, k] = 0.0
+    if idx.size < 2:
+        return out
+    k_boot, k_null = jax.random.split(key)
+    boot_keys = _canonical_keys(k_boot, cms, usable)
+    null_keys = _canonical_keys(k_null, cms, usable)
+    n = sizes[idx].astype(np.float64)
+    props = cms[idx] / tot[idx, None]
+    counts = props * n[:, None]  # the observed CM at the (effective) size n
+    pooled = cms[idx].sum(axis=0) / tot[idx].sum()
+    boot = np.stack([_draw(boot_keys[int(k)], sizes[k], props[j], num_samples)
+                     for j, k in enumerate(idx)], axis=1)  # (S, G', 4)
+    null = np.stack([_draw(null_keys[int(k)], sizes[k], pooled, num_samples)
+                     for k in idx], axis=1)
+    b, v = _benefit_and_var(counts, n)
+    bs, vs = _benefit_and_var(boot, n)
+    iu, ju = np.triu_indices(idx.size, k=1)
+    o = b[iu] - b[ju]
+    se = np.sqrt(v[iu] + v[ju])
+    t = np.abs((bs[:, iu] - bs[:, ju]) - o) / np.sqrt(vs[:, iu] + vs[:, ju])
+    c = float(np.quantile(t.max(axis=1), confidence, method="higher"))
+    lo, hi = np.clip(o - c * se, -2, 2), np.clip(o + c * se, -2, 2)
+    for p, (a_, b_) in enumerate(zip(iu, ju)):
+        i, j = idx[a_], idx[b_]
+        nan2[i, j] = (lo[p], hi[p])
+        nan2[j, i] = (-hi[p], -lo[p])
+    max_lo = float(np.max(np.maximum(0.0, np.maximum(lo, -hi))))
+    max_hi = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
+    bn = (null[..., 2] - null[..., 1]) / n
+    noise = bn.max(axis=1) - bn.min(axis=1)
+    floor = float(np.quantile(noise, confidence, method="higher"))
+    exceed = int(np.sum(noise >= observed_max - 1e-12))
+    out.update(
+        ofi_interval=nan2,
+        max_abs_ofi_interval=np.array([max_lo, max_hi]),
+        noise_floor=floor,
+        noise_samples=noise,
+        below_noise_floor=bool(observed_max <= floor),
+        noise_p_value=(1 + exceed) / (1 + num_samples),
+    )
+    return out
 
 
 class SweepResult(NamedTuple):

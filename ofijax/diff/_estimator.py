@@ -1,0 +1,572 @@
+"""OFIClassifier: a scikit-learn estimator trained with a fairness penalty on mini-batches.
+
+Private module; :class:`OFIClassifier` is re-exported by :mod:`ofijax.diff`. It owns the
+estimator's conventions (parameters stored unchanged in ``__init__``, learned attributes with a
+trailing underscore, NumPy parameters so a fitted estimator pickles), the mini-batch training
+program (one jitted ``lax.scan`` over epochs and batches around :mod:`ofijax.diff._train`'s
+step), the mapping of group labels to the groups seen in ``fit``, and the defaults, which were
+chosen on COMPAS training/validation splits by ``experiments/diff_defaults.py`` (see
+``experiments/notes/diff.md``). scikit-learn is optional: it is imported only by
+``__sklearn_tags__``, so fitting and predicting work without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ofijax._validation import align_pandas, as_key, as_numpy, check_finite
+from ofijax.diff._cm import one_hot_groups
+from ofijax.diff._evaluate import Evaluation, evaluate
+from ofijax.diff._penalty import (
+    RATES,
+    REDUCTIONS,
+    di_penalty,
+    equalized_odds_penalty,
+    ofi_penalty,
+    rate_parity_penalty,
+)
+from ofijax.diff._train import (
+    Batch,
+    PenaltyState,
+    _bce,
+    _build_step,
+    _logistic_apply,
+    _mlp_apply,
+    logistic_model,
+    mlp_model,
+)
+
+__all__ = ["OFIClassifier"]
+
+PENALTIES = ("ofi", "di", "rate_parity", "equalized_odds")
+MODELS = ("logistic", "mlp")
+
+
+@functools.cache
+def _penalty_fn(penalty: str, reduction: str, rates: tuple) -> Any:
+    """One function object per setting, so the jitted training program is reused."""
+    if penalty == "ofi":
+        return lambda cms: ofi_penalty(cms, reduction=reduction)
+    if penalty == "di":
+        return lambda cms: di_penalty(cms, reduction=reduction)
+    if penalty == "rate_parity":
+        return lambda cms: rate_parity_penalty(cms, rates=rates, reduction=reduction)
+    return lambda cms: equalized_odds_penalty(cms, reduction=reduction)
+
+
+@functools.cache
+def _adam(learning_rate: float) -> Any:
+    import optax
+
+    return optax.adam(learning_rate)
+
+
+@functools.partial(
+    jax.jit, static_argnames=("apply_fn", "optimizer", "penalty_fn", "num_epochs", "batch_size")
+)
+def _fit_program(
+    key, params, x, y, gw, w, strength, temperature, *,
+    apply_fn, optimizer, penalty_fn, num_epochs, batch_size,
+):
+    """Adam on shuffled mini-batches; returns ``(params, per-epoch mean loss, mean penalty)``.
+
+    Each epoch draws a permutation of the rows; the last batch is filled up with weight-0 rows
+    so every batch has one shape.
+    """
+    n = y.shape[0]
+    nb = -(-n // batch_size)
+    pad = nb * batch_size - n
+    step = _build_step(apply_fn, optimizer, penalty_fn, _bce, False, 0.0, 0.0, None, temperature)
+    dtype = jnp.result_type(float)
+    pstate = PenaltyState(jnp.zeros((), dtype), None)
+    valid = (jnp.arange(nb * batch_size) < n).reshape(nb, batch_size).astype(w.dtype)
+
+    def epoch(carry, k):
+        perm = jax.random.permutation(k, n)
+        idx = jnp.concatenate([perm, jnp.zeros((pad,), perm.dtype)]).reshape(nb, batch_size)
+
+        def body(c, inp):
+            ix, v = inp
+            p, o = c
+            b = Batch(x[ix], y[ix], gw[ix], w[ix] * v)
+            p, o, _, m = step(strength, p, o, b, pstate)
+            return (p, o), (m.loss, m.penalty)
+
+        carry, (loss, pen) = jax.lax.scan(body, carry, (idx, valid))
+        return carry, (jnp.mean(loss), jnp.mean(pen))
+
+    keys = jax.random.split(key, num_epochs)
+    (params, _), (loss, pen) = jax.lax.scan(epoch, (params, optimizer.init(params)), keys)
+    return params, loss, pen
+
+
+class OFIClassifier:
+    r"""A binary classifier trained against group bias (OFI by default), for scikit-learn.
+
+    Minimizes, on shuffled mini-batches with Adam,
+
+    .. math::
+
+        \ell(\theta) + \lambda\, \mathrm{pen}\big(C(\sigma(f_\theta(x)/T))\big),
+
+    the weighted cross-entropy plus ``strength`` :math:`\lambda` times a penalty on the soft
+    group confusion matrices of the batch (:func:`ofijax.diff.soft_confusion_matrices`) at
+    surrogate temperature :math:`T`. With ``penalty="ofi"`` the penalty is the largest
+    :math:`|\mathcal{B}_i - \mathcal{B}_j|`, :math:`\mathcal{B}_g = (FP_g - FN_g)/n_g`, where
+    "positive" is ``beneficial_label``. Predictions are hard: ``beneficial_label`` iff the logit
+    is > 0. The sensitive feature is used only in training (never as a model input), so
+    prediction needs only ``X``.
+
+    Parameters (stored unchanged; checked in :meth:`fit`):
+        strength: :math:`\lambda \ge 0` (0 = plain cross-entropy).
+        surrogate_temperature: :math:`T > 0`. At :math:`T = 1` the penalty is the exact expected
+            OFI of the randomized classifier; that expectation can be equalized by moving
+            probabilities a little around 0.5 without changing a hard prediction, so :math:`T =
+            1` barely moves held-out OFI. Smaller :math:`T` makes the penalty see hard decisions.
+        penalty: ``"ofi"``, ``"di"`` (log selection-rate gaps), ``"rate_parity"`` (gaps of
+            ``rates``), ``"equalized_odds"`` (TPR and FPR gaps).
+        reduction: how pair gaps combine (see :func:`ofijax.diff.ofi_penalty`).
+        rates: rates for ``penalty="rate_parity"`` (default ``("selection",)``: demographic
+            parity).
+        model: ``"logistic"`` or ``"mlp"`` (ReLU layers ``hidden_layer_sizes``).
+        beneficial_label: the label of the beneficial outcome (COMPAS recidivism: 0).
+        epochs, batch_size, learning_rate: Adam on shuffled mini-batches.
+        standardize: centre and scale ``X`` with the training mean and standard deviation.
+        random_state: int seed (initial weights and batch order); the same seed gives the same
+            model.
+
+    Attributes (after :meth:`fit`): ``classes_``, ``groups_`` (the group labels seen in
+    ``fit``), ``n_features_in_``, ``feature_names_in_`` (DataFrames with string columns),
+    ``params_`` (NumPy pytree), ``mean_``, ``scale_``, ``loss_curve_``, ``penalty_curve_``
+    (per-epoch means).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ofijax.diff import OFIClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> group = rng.integers(0, 2, 400)
+        >>> X = np.c_[rng.normal(size=400) + group, rng.normal(size=400)]
+        >>> y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0.5).astype(int)
+        >>> clf = OFIClassifier(epochs=20).fit(X, y, sensitive_features=group)
+        >>> clf.classes_.tolist(), clf.groups_
+        ([0, 1], (0, 1))
+        >>> clf.predict(X[:3]).shape, clf.predict_proba(X[:3]).shape
+        ((3,), (3, 2))
+    """
+
+    _estimator_type = "classifier"
+
+    def __init__(
+        self,
+        *,
+        strength: float = 4.0,
+        surrogate_temperature: float = 0.1,
+        penalty: str = "ofi",
+        reduction: str = "max_gap",
+        rates: tuple = ("selection",),
+        model: str = "logistic",
+        hidden_layer_sizes: tuple = (16,),
+        beneficial_label: Any = 1,
+        epochs: int = 40,
+        batch_size: int = 256,
+        learning_rate: float = 0.01,
+        standardize: bool = True,
+        random_state: int = 0,
+    ) -> None:
+        self.strength = strength
+        self.surrogate_temperature = surrogate_temperature
+        self.penalty = penalty
+        self.reduction = reduction
+        self.rates = rates
+        self.model = model
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.beneficial_label = beneficial_label
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.standardize = standardize
+        self.random_state = random_state
+
+    # ----------------------------------------------------------------- scikit-learn protocol
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return sorted(p for p in sig.parameters if p != "self")
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters, as scikit-learn expects (``deep`` has no effect)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params: Any) -> OFIClassifier:
+        """Set constructor parameters (unknown names are a ``ValueError``); returns ``self``."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"{name}: not a parameter of OFIClassifier; valid parameters: "
+                    f"{', '.join(valid)}."
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default
+            for p in inspect.signature(type(self).__init__).parameters.values()
+            if p.name != "self"
+        }
+        changed = [
+            f"{k}={v!r}" for k, v in self.get_params().items()
+            if not (isinstance(v, type(defaults[k])) and v == defaults[k])
+        ]
+        return f"OFIClassifier({', '.join(changed)})"
+
+    def __sklearn_tags__(self) -> Any:
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(multi_class=False),
+            input_tags=InputTags(),
+        )
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "params_")
+
+    # ----------------------------------------------------------------------------- checks
+
+    def _check_params(self) -> None:
+        if self.penalty not in PENALTIES:
+            raise ValueError(
+                f"penalty: must be one of {', '.join(map(repr, PENALTIES))}; got {self.penalty!r}."
+            )
+        if self.model not in MODELS:
+            raise ValueError(f"model: must be 'logistic' or 'mlp'; got {self.model!r}.")
+        if self.reduction not in REDUCTIONS:
+            raise ValueError(
+                f"reduction: must be one of {', '.join(map(repr, REDUCTIONS))}; "
+                f"got {self.reduction!r}."
+            )
+        rates = (self.rates,) if isinstance(self.rates, str) else tuple(self.rates)
+        if not rates or any(r not in RATES for r in rates):
+            raise ValueError(
+                f"rates: must name rates among {', '.join(map(repr, RATES))}; got {self.rates!r}."
+            )
+        for name, positive in (
+            ("strength", False), ("surrogate_temperature", True), ("learning_rate", True)
+        ):
+            v = getattr(self, name)
+            ok = isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+            if not ok or not np.isfinite(v) or v < 0 or (positive and v == 0):
+                need = "> 0" if positive else "≥ 0"
+                raise ValueError(f"{name}: must be a finite number {need}; got {v!r}.")
+        for name in ("epochs", "batch_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+                raise ValueError(f"{name}: must be a positive integer; got {v!r}.")
+        hidden = self.hidden_layer_sizes
+        if isinstance(hidden, int | np.integer):
+            hidden = (hidden,)
+        if self.model == "mlp" and (
+            not isinstance(hidden, tuple | list)
+            or not hidden
+            or any(isinstance(h, bool) or not isinstance(h, int | np.integer) or h < 1
+                   for h in hidden)
+        ):
+            raise ValueError(
+                f"hidden_layer_sizes: must be a tuple of positive integers such as (16,); "
+                f"got {self.hidden_layer_sizes!r}."
+            )
+        if not isinstance(self.standardize, bool):
+            raise ValueError(f"standardize: must be True or False; got {self.standardize!r}.")
+        as_key(self.random_state, "random_state")
+
+    def _features(self, X: Any, fitting: bool) -> np.ndarray:
+        names = None
+        if hasattr(X, "columns") and hasattr(X, "iloc"):
+            cols = list(X.columns)
+            if all(isinstance(c, str) for c in cols):
+                names = np.asarray(cols, dtype=object)
+        x = as_numpy(X, "X")
+        if x.dtype == object:
+            try:
+                x = x.astype(float)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "X: must be numeric features; encode categories first (e.g. one-hot)."
+                ) from None
+        if x.dtype.kind not in "biuf":
+            raise ValueError(
+                f"X: must be numeric features, got dtype {x.dtype}; encode categories first."
+            )
+        if x.ndim == 1:
+            raise ValueError(
+                "X: must be 2-D (rows, features); reshape a single feature with X.reshape(-1, 1)."
+            )
+        if x.ndim != 2 or x.shape[0] == 0:
+            raise ValueError(f"X: must be a non-empty 2-D (rows, features) array; got {x.shape}.")
+        check_finite(x, "X")
+        if fitting:
+            self.n_features_in_ = x.shape[1]
+            if names is not None:
+                self.feature_names_in_ = names
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            if x.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X: has {x.shape[1]} features but OFIClassifier was fitted with "
+                    f"{self.n_features_in_}; pass the same columns as in fit."
+                )
+            fitted = getattr(self, "feature_names_in_", None)
+            if fitted is not None and names is not None and list(names) != list(fitted):
+                raise ValueError(
+                    "X: its column names differ from those seen in fit; pass the same columns "
+                    "in the same order."
+                )
+        return x.astype(np.float64)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "params_"):
+            msg = "This OFIClassifier is not fitted yet; call fit(X, y, sensitive_features=...)."
+            try:
+                from sklearn.exceptions import NotFittedError
+            except ImportError:
+                raise AttributeError(msg) from None
+            raise NotFittedError(msg)
+
+    def _groups(self, sensitive_features: Any, n: int) -> np.ndarray:
+        """One-hot ``(n, G)`` membership in the groups seen in ``fit`` (unseen labels refused)."""
+        gw = one_hot_groups(sensitive_features)
+        w = np.asarray(gw.weights)
+        if w.shape[0] != n:
+            raise ValueError(
+                f"sensitive_features: has {w.shape[0]} rows but X has {n}; pass one label per row."
+            )
+        index = {g: k for k, g in enumerate(self.groups_)}
+        unseen = [g for g in gw.groups if g not in index]
+        if unseen:
+            raise ValueError(
+                f"sensitive_features: group label(s) {unseen[:5]!r} were not seen in fit (seen: "
+                f"{list(self.groups_)!r}); map them to a fitted group or refit with them."
+            )
+        out = np.zeros((n, len(self.groups_)), dtype=w.dtype)
+        for j, g in enumerate(gw.groups):
+            out[:, index[g]] = w[:, j]
+        return out
+
+    def _labels(self, y: Any, fitting: bool) -> np.ndarray:
+        ya = as_numpy(y, "y")
+        if ya.ndim != 1:
+            raise ValueError(f"y: must be 1-D (one label per row); got shape {ya.shape}.")
+        if fitting:
+            classes = np.unique(ya)
+            if classes.size != 2:
+                raise ValueError(
+                    f"y: OFIClassifier is binary and needs exactly two classes; got "
+                    f"{classes.size} ({classes[:5].tolist()})."
+                )
+            if self.beneficial_label not in classes.tolist():
+                raise ValueError(
+                    f"beneficial_label: {self.beneficial_label!r} is not one of y's classes "
+                    f"{classes.tolist()}; pass the label of the beneficial outcome."
+                )
+            self.classes_ = classes
+        else:
+            bad = ~np.isin(ya, self.classes_)
+            if bad.any():
+                raise ValueError(
+                    f"y: label(s) {np.unique(ya[bad])[:5].tolist()} are not among the classes "
+                    f"seen in fit {self.classes_.tolist()}."
+                )
+        return (ya == self.beneficial_label).astype(np.int32)
+
+    def _weights(self, sample_weight: Any, n: int) -> np.ndarray:
+        if sample_weight is None:
+            return np.ones(n)
+        w = as_numpy(sample_weight, "sample_weight")
+        if w.dtype.kind not in "biuf" or w.shape != (n,):
+            raise ValueError(f"sample_weight: must be {n} non-negative numbers (one per row).")
+        check_finite(w, "sample_weight")
+        if w.min() < 0 or w.sum() <= 0:
+            raise ValueError("sample_weight: must be ≥ 0 with a positive sum.")
+        return w.astype(np.float64)
+
+    # ------------------------------------------------------------------------- fit/predict
+
+    def fit(
+        self, X: Any, y: Any, *, sensitive_features: Any = None, sample_weight: Any = None
+    ) -> OFIClassifier:
+        """Train on ``X`` (features only) with the penalty on the groups of ``sensitive_features``.
+
+        Args:
+            X: ``(N, D)`` numeric features (the sensitive feature need not, and should not,
+                be among them).
+            y: ``(N,)`` binary labels (any two values; ``beneficial_label`` is the good one).
+            sensitive_features: ``(N,)`` group labels, or a table of several attributes (one
+                group per observed combination). Required.
+            sample_weight: optional ``(N,)`` non-negative row weights.
+
+        Returns:
+            ``self``. Warns (``UserWarning``) when training collapsed to one class.
+        """
+        if sensitive_features is None:
+            raise ValueError(
+                "sensitive_features: required; pass one group label per row, e.g. "
+                "fit(X, y, sensitive_features=df['race'])."
+            )
+        self._check_params()
+        a = align_pandas(X=X, y=y, sensitive_features=sensitive_features,
+                         sample_weight=sample_weight)
+        x = self._features(a["X"], fitting=True)
+        n = x.shape[0]
+        yb = self._labels(a["y"], fitting=True)
+        if yb.shape[0] != n:
+            raise ValueError(f"y: has {yb.shape[0]} rows but X has {n}; pass one label per row.")
+        gw = one_hot_groups(a["sensitive_features"])
+        if gw.weights.shape[0] != n:
+            raise ValueError(
+                f"sensitive_features: has {gw.weights.shape[0]} rows but X has {n}; pass one "
+                "label per row."
+            )
+        self.groups_ = gw.groups
+        w = self._weights(a["sample_weight"], n)
+        if self.standardize:
+            mean, scale = x.mean(axis=0), x.std(axis=0)
+            scale = np.where(scale > 0, scale, 1.0)
+        else:
+            mean, scale = np.zeros(x.shape[1]), np.ones(x.shape[1])
+        self.mean_, self.scale_ = mean, scale
+        dtype = jnp.result_type(float)
+        xs = jnp.asarray((x - mean) / scale, dtype)
+        k_init, k_fit = jax.random.split(as_key(self.random_state, "random_state"))
+        params0 = self._model(x.shape[1]).init(k_init)
+        rates = (self.rates,) if isinstance(self.rates, str) else tuple(self.rates)
+        params, loss, pen = _fit_program(
+            k_fit,
+            params0,
+            xs,
+            jnp.asarray(yb),
+            jnp.asarray(gw.weights, dtype),
+            jnp.asarray(w, dtype),
+            jnp.asarray(float(self.strength), dtype),
+            jnp.asarray(float(self.surrogate_temperature), dtype),
+            apply_fn=self._apply_fn(),
+            optimizer=_adam(float(self.learning_rate)),
+            penalty_fn=_penalty_fn(self.penalty, self.reduction, rates),
+            num_epochs=int(self.epochs),
+            batch_size=int(min(self.batch_size, n)),
+        )
+        self.params_ = jax.tree.map(np.asarray, params)
+        self.loss_curve_ = np.asarray(loss)
+        self.penalty_curve_ = np.asarray(pen)
+        if not np.all(np.isfinite(self.loss_curve_)):
+            raise FloatingPointError(
+                "learning_rate: training diverged (non-finite loss); lower learning_rate or "
+                "strength."
+            )
+        pred = self._logits(x) > 0
+        if pred.all() or not pred.any():
+            label = self.beneficial_label if pred.all() else self._other_label()
+            warnings.warn(
+                f"OFIClassifier: training collapsed to one class (every training row is "
+                f"predicted {label!r}); lower strength or raise surrogate_temperature.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _model(self, d: int) -> Any:
+        if self.model == "logistic":
+            return logistic_model(d)
+        hidden = self.hidden_layer_sizes
+        hidden = (hidden,) if isinstance(hidden, int | np.integer) else hidden
+        return mlp_model(d, tuple(int(h) for h in hidden))
+
+    def _apply_fn(self) -> Any:
+        return _logistic_apply if self.model == "logistic" else _mlp_apply
+
+    def _other_label(self) -> Any:
+        return self.classes_[self.classes_ != self.beneficial_label][0]
+
+    def _logits(self, x: np.ndarray) -> np.ndarray:
+        dtype = jnp.result_type(float)
+        xs = jnp.asarray((x - self.mean_) / self.scale_, dtype)
+        params = jax.tree.map(lambda a: jnp.asarray(a, dtype), self.params_)
+        return np.asarray(self._apply_fn()(params, xs), dtype=np.float64)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logit of ``classes_[1]`` (scikit-learn's convention): > 0 predicts ``classes_[1]``."""
+        self._check_fitted()
+        z = self._logits(self._features(X, fitting=False))
+        return z if self.classes_[1] == self.beneficial_label else -z
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``(N, 2)`` probabilities in the order of ``classes_``."""
+        self._check_fitted()
+        z = self._logits(self._features(X, fitting=False))
+        p_ben = 1.0 / (1.0 + np.exp(-z))
+        ben_first = self.classes_[0] == self.beneficial_label
+        return np.stack([p_ben, 1 - p_ben] if ben_first else [1 - p_ben, p_ben], axis=1)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Hard labels: ``beneficial_label`` iff the logit is > 0, else the other class."""
+        self._check_fitted()
+        z = self._logits(self._features(X, fitting=False))
+        return np.where(z > 0, self.beneficial_label, self._other_label()).astype(
+            self.classes_.dtype
+        )
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """(Weighted) accuracy of :meth:`predict` on ``(X, y)``."""
+        a = align_pandas(X=X, y=y, sample_weight=sample_weight)
+        pred = self.predict(a["X"])
+        ya = as_numpy(a["y"], "y")
+        if ya.shape != pred.shape:
+            raise ValueError(f"y: must have one label per row of X ({pred.shape[0]}).")
+        w = self._weights(a["sample_weight"], pred.shape[0])
+        return float(np.sum(w * (pred == ya)) / np.sum(w))
+
+    def evaluate(
+        self,
+        key: Any,
+        X: Any,
+        y: Any,
+        *,
+        sensitive_features: Any,
+        sample_weight: Any = None,
+        num_samples: int = 2000,
+        confidence: float = 0.95,
+    ) -> Evaluation:
+        """Held-out accuracy, per-pair OFI with intervals, max|OFI| with an interval, noise floor.
+
+        ``key`` (a ``jax.random.key`` or an int seed, first and required) drives the bootstrap
+        and the noise-floor draws. Groups are those seen in ``fit`` (an unseen label is a
+        ``ValueError`` naming ``sensitive_features``); OFI is oriented so that positive =
+        ``beneficial_label``. See :func:`ofijax.diff.evaluate` for the fields.
+        """
+        self._check_fitted()
+        a = align_pandas(X=X, y=y, sensitive_features=sensitive_features,
+                         sample_weight=sample_weight)
+        x = self._features(a["X"], fitting=False)
+        yb = self._labels(a["y"], fitting=False)
+        if yb.shape[0] != x.shape[0]:
+            raise ValueError(f"y: has {yb.shape[0]} rows but X has {x.shape[0]}.")
+        gw = self._groups(a["sensitive_features"], x.shape[0])
+        w = None if a["sample_weight"] is None else self._weights(a["sample_weight"], x.shape[0])
+        dtype = jnp.result_type(float)
+        xs = jnp.asarray((x - self.mean_) / self.scale_, dtype)
+        params = jax.tree.map(lambda v: jnp.asarray(v, dtype), self.params_)
+        data = Batch(xs, jnp.asarray(yb), jnp.asarray(gw, dtype),
+                     None if w is None else jnp.asarray(w, dtype))
+        return evaluate(key, self._apply_fn(), params, data, num_samples=num_samples,
+                        confidence=confidence)
