@@ -198,3 +198,45 @@ def test_random_functions_take_key_first():
         if first.name != "key" or first.default is not inspect.Parameter.empty:
             bad.append(f"{qual}{inspect.signature(fn)}")
     assert bad == [], "\n".join(bad)
+
+
+#: Public modules that are not packages: re-export modules for ofijax's own plumbing (issue #38),
+#: documented as not a stable API. ``__main__`` is the ``python -m ofijax`` entry point.
+PLUMBING_MODULES = sorted(
+    m for m in MODULES
+    if not _is_package(m) and not _private_parts(m) and m.rsplit(".", 1)[-1] != "__main__"
+)
+
+
+def test_plumbing_modules_only_reexport_and_say_so():
+    assert "ofijax.auditing.reporting" in PLUMBING_MODULES
+    for name in PLUMBING_MODULES:
+        tree = ast.parse(MODULES[name].read_text())
+        doc = ast.get_docstring(tree) or ""
+        assert "not a stable API" in doc, f"{name}: the docstring must say it is not a stable API"
+        for node in tree.body[1:]:
+            ok = isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"])
+            assert ok, f"{name}: line {node.lineno} is not an import or __all__"
+        mod = importlib.import_module(name)
+        public = {n for n in vars(mod) if not n.startswith("_")}
+        assert set(mod.__all__) == public, f"{name}: __all__ must equal its public names"
+
+
+def test_names_moved_out_of_a_facade_still_resolve_with_a_warning():
+    """A facade's module ``__getattr__`` (PEP 562) serves the names that left its ``__all__`` for a
+    release; everything it serves must exist in its new home and be absent from ``__all__``."""
+    import warnings
+
+    for name in FACADES:
+        mod = importlib.import_module(name)
+        moved = getattr(importlib.import_module(f"{name}._deprecated"), "MOVED", {}) if (
+            ROOT.parent / name.replace(".", "/") / "_deprecated.py").exists() else {}
+        for attr, home in moved.items():
+            assert attr not in mod.__all__, f"{name}.{attr} moved but is still in __all__"
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                obj = getattr(mod, attr)
+            assert obj is getattr(home, attr)
+            assert any(issubclass(w.category, DeprecationWarning) and home.__name__ in str(w.message)
+                       for w in caught), f"{name}.{attr}: no DeprecationWarning naming {home.__name__}"

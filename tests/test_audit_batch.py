@@ -28,15 +28,16 @@ def _one_audit(y, pred, g, **kw):
 
 
 def _assert_matches_audit(ba: BatchAudit, c: int, af, cand) -> None:
+    """Both audits run the same rules in float64 on the same int64 counts: equal bit for bit."""
     got = ba.pairs[ba.pairs["candidate"] == cand].reset_index(drop=True)
     want = af.pairs
     assert len(got) == len(want)
     assert list(got["group_i"]) == [str(x) for x in want["group_i"]]
     assert list(got["group_j"]) == [str(x) for x in want["group_j"]]
-    np.testing.assert_allclose(got["ofi"], want["ofi"], rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(got["p_value"], want["p_value"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(got["p_adjusted"], want["p_adjusted"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(got["di"], want["di"], rtol=1e-6, equal_nan=True)
+    for col in ("n_i", "n_j", "ofi", "p_value", "p_adjusted", "di", "impact_ratio", "p_error_bound"):
+        assert got[col].dtype == np.float64 or got[col].dtype == np.int64, col
+        np.testing.assert_array_equal(got[col].to_numpy(), want[col].to_numpy(), err_msg=col)
+    assert list(got["p_method"]) == list(want["p_method"])
     assert list(got["four_fifths"]) == list(want["four_fifths"])
     assert list(got["verdict"]) == list(want["verdict"])
     assert [None if pd.isna(x) else x for x in got["disadvantaged"]] == [
@@ -45,8 +46,15 @@ def _assert_matches_audit(ba: BatchAudit, c: int, af, cand) -> None:
     bg = ba.by_group[ba.by_group["candidate"] == cand]
     np.testing.assert_array_equal(bg[["n", "tp", "fn", "fp", "tn"]].to_numpy(),
                                   af.by_group[["n", "tp", "fn", "fp", "tn"]].to_numpy())
-    np.testing.assert_allclose(bg["selection_rate"], af.by_group["benefit"], rtol=1e-6)
-    np.testing.assert_allclose(bg["accuracy"], af.by_group["accuracy"], rtol=1e-6)
+    for mine, theirs in (("selection_rate", "benefit"), ("accuracy", "accuracy"),
+                         ("true_positive_rate", "true_positive_rate"),
+                         ("false_positive_rate", "false_positive_rate"),
+                         ("marginal_benefit", "marginal_benefit")):
+        np.testing.assert_array_equal(bg[mine].to_numpy(np.float64), af.by_group[theirs].to_numpy(np.float64),
+                                      err_msg=mine)
+    row = ba.candidates.loc[cand]
+    assert row["accuracy"] == af.overall["accuracy"]
+    assert row["selection_rate"] == af.overall["benefit"]
 
 
 def _random_problem(seed, n=300, c=6, k=4):

@@ -8,12 +8,14 @@ and the p-value of every (candidate, pair) from one vectorized call of the one O
 :func:`ofijax.distributions.ofi_pvalue_cms` (exact in log space, so small p-values keep their
 digits; where groups are very large or the batch's exact work is, approximations with a stated
 relative error bound, flagged with their bound in ``pairs["p_error_bound"]``).
-Each candidate's verdicts follow :func:`ofijax.audit`'s rules exactly:
+Each candidate's numbers and verdicts come from the audit's own rules
+(:func:`ofijax.auditing._rules.apply_rules`, of which :func:`ofijax.audit` is the one-candidate
+case), and its arguments pass the audit's own checks (same refusals, same messages):
 
 * adjusted p (Holm over the candidate's k(k−1)/2 pairs, as ``audit``) < ``alpha`` →
   **algorithmic bias**;
 * otherwise the impact ratio (lower selection rate over the higher) below 4/5 →
-  **selection-rate disparity** ("systemic disparity" before #37);
+  **selection-rate disparity**;
 * otherwise → **no evidence**.
 
 **Picking the best of many candidates is itself a selection.** Each candidate's own verdicts are
@@ -26,29 +28,33 @@ p-values over **all** candidates × pairs (``"holm"``: family-wise error over th
 winner's |OFI| and accuracy are optimistic on the data used to choose it. Confirm the choice on
 held-out data with a one-model :func:`ofijax.audit`.
 
-The frontier helpers read the per-candidate summary: :func:`pareto_frontier` (the candidates no
-other candidate beats on both a utility and a fairness cost), :func:`select_candidates` (those
-meeting stated constraints) and :func:`plot_frontier` (matplotlib; significance marked).
+This module owns :func:`audit_batch`, :class:`BatchAudit`, the candidates' inputs and utilities
+and the batch's p-values; the frontier helpers that read its per-candidate summary
+(:func:`pareto_frontier`, :func:`select_candidates`, :func:`plot_frontier`) live in ``_frontier``.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
 from ofijax import _validation as v
 from ofijax import distributions as _dist
-from ofijax import metrics as mt
 from ofijax.auditing import _significance as sig
+from ofijax.auditing._frontier import (
+    FAIRNESS_COSTS,
+    pareto_frontier,
+    plot_frontier,
+    select_candidates,
+)
+from ofijax.auditing._groups import MAX_LEVELS, check_group_count
+from ofijax.auditing._report import group_label
+from ofijax.auditing._rules import apply_rules, check_options, prepare_rows
+from ofijax.auditing._significance import benjamini_hochberg, holm
 from ofijax.auditing._verdicts import VERDICTS
-from ofijax.auditing._verdicts import min_group_size as _min_group_size
 from ofijax.cm import FN, FP, TN, TP, group_confusion_matrices, threshold_sweep
 
 __all__ = [
@@ -68,11 +74,6 @@ ACROSS = ("holm", "bh", "none")
 #: Named utilities of a candidate, functions of its pooled ``(C, 4)`` confusion matrices.
 UTILITIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
 
-#: Fairness axes of the frontier: column of :attr:`BatchAudit.candidates` and whether lower is better.
-FAIRNESS_COSTS = {"max_abs_ofi": True, "di_ratio": False}
-
-_VERDICTS = (VERDICTS[0], VERDICTS[1], VERDICTS[3], VERDICTS[2])  # codes 0..3 below
-_CORRECTIONS = ("holm", "bonferroni", "none")
 _MAX_CANDIDATES = 1_000_000
 
 
@@ -161,52 +162,6 @@ class BatchAudit(NamedTuple):
     def plot(self, **kwargs: Any):
         """:func:`plot_frontier` of this batch; returns the matplotlib figure."""
         return plot_frontier(self, **kwargs)
-
-
-# ------------------------------------------------------------------------------------------------
-# Multiplicity (vectorized over leading axes)
-# ------------------------------------------------------------------------------------------------
-
-
-def holm_batch(p: np.ndarray) -> np.ndarray:
-    """Holm step-down adjusted p-values along the last axis (each leading index one family).
-
-    Equal to :func:`ofijax.auditing.holm` row by row (same stable ordering of ties).
-
-    Examples:
-        >>> from ofijax.auditing._batch import holm_batch
-        >>> holm_batch([[0.01, 0.04, 0.03], [0.5, 0.01, 0.2]]).round(2).tolist()
-        [[0.03, 0.06, 0.06], [0.5, 0.03, 0.4]]
-    """
-    p = np.asarray(p, np.float64)
-    m = p.shape[-1]
-    order = np.argsort(p, axis=-1, kind="stable")
-    ps = np.take_along_axis(p, order, -1)
-    adj = np.minimum(np.maximum.accumulate((m - np.arange(m)) * ps, axis=-1), 1.0)
-    out = np.empty_like(adj)
-    np.put_along_axis(out, order, adj, -1)
-    return out
-
-
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    r"""Benjamini–Hochberg step-up adjusted p-values (q-values) of a flat family.
-
-    .. math:: q_{(r)} = \min_{s \ge r} \min(1, m\,p_{(s)}/s)
-
-    Examples:
-        >>> from ofijax.auditing._batch import benjamini_hochberg
-        >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
-        [0.04, 0.053, 0.053, 0.5]
-    """
-    p = np.asarray(p, np.float64).reshape(-1)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    ps = p[order]
-    q = ps * m / np.arange(1, m + 1)
-    q = np.minimum.accumulate(q[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(q, 1.0)
-    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -316,22 +271,6 @@ def _candidate_predictions(y_pred: Any, candidates: Any) -> tuple[np.ndarray, tu
 # ------------------------------------------------------------------------------------------------
 
 
-@functools.partial(jax.jit, static_argnames=("di_variant",))
-def _pair_tables(cms, *, di_variant):
-    """OFI, DI, impact ratio and four-fifths tables; called under ``jax.enable_x64(True)`` so that
-    they are float64 (the numbers of :func:`ofijax.audit`), whatever the global x64 flag."""
-    di = mt.pairwise(functools.partial(mt.disparate_impact, variant=di_variant), cms)
-    ir = mt.pairwise(functools.partial(mt.impact_ratio, variant=di_variant), cms)
-    ff = mt.pairwise(functools.partial(mt.four_fifths_pair, variant=di_variant), cms)
-    return mt.pairwise(mt.ofi, cms), di, ir, ff
-
-
-def _label(group: Any) -> str:
-    if isinstance(group, tuple):
-        return " & ".join(str(g) for g in group)
-    return str(group)
-
-
 def audit_batch(
     y_true: Any,
     y_pred: Any = None,
@@ -353,6 +292,8 @@ def audit_batch(
     di_variant: str = "paper",
     utility: str | Callable = "accuracy",
     min_group_size: int | None = None,
+    bins: Any = None,
+    max_levels: int = MAX_LEVELS,
 ) -> BatchAudit:
     r"""Audit many candidates (models, seeds or decision thresholds) at once, with exact tests.
 
@@ -392,6 +333,10 @@ def audit_batch(
         beneficial_label: 1 (default) or 0 when label/prediction 1 is the harmful outcome.
         min_group_size: smallest group given a verdict (default: :func:`ofijax.auditing.min_group_size`
             of ``alpha``, as in :func:`ofijax.audit`); smaller groups' pairs read "too small to judge".
+        bins: cut numeric group columns into quantile bins, as in :func:`ofijax.audit` (an int, or
+            ``{column: count or edges}``; edges in ``settings["bins"]``).
+        max_levels: most distinct values of an unbinned group column (default 20), as in
+            :func:`ofijax.audit`: a column with more is refused unless ``bins`` cuts it.
         alpha: significance level of the verdicts.
         null: ``"pooled"`` (default) or ``"uniform"``, as in :func:`ofijax.ofi_test`.
         method: p-values from :func:`ofijax.distributions.ofi_pvalue_cms`: ``"auto"`` (default:
@@ -420,8 +365,10 @@ def audit_batch(
         :class:`BatchAudit`.
 
     Raises:
-        ValueError: non-binary labels, length mismatches, misaligned pandas indexes, both or
-            neither of ``y_pred`` and ``scores``, fractional weights, fewer than two groups, bad options.
+        ValueError: as :func:`ofijax.audit` (the same checks and messages: non-binary labels,
+            length mismatches, misaligned pandas indexes, missing or continuous group values,
+            fewer than two or more than 200 groups, bad options), and both or neither of
+            ``y_pred`` and ``scores``, or fractional weights. TypeError: as :func:`ofijax.audit`.
 
     Examples:
         Two candidates on six rows; the second predicts everyone positive. (Groups of 3 are below
@@ -446,29 +393,13 @@ def audit_batch(
     y_true, y_pred, sensitive_features, scores, sample_weight = v.columns_from_data(
         data, lists=("sensitive_features", "y_pred"), y_true=y_true, y_pred=y_pred,
         sensitive_features=sensitive_features, scores=scores, sample_weight=sample_weight).values()
-    # pandas arguments are aligned on the first one's index (same labels in another order are
-    # reordered) or refused, never matched by position (polars/pyarrow ones are converted first)
-    y_true, y_pred, sensitive_features, scores, sample_weight = v.align_pandas(
-        y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, scores=scores,
-        sample_weight=sample_weight).values()
-    v.check_choice(null, "null", sig.NULLS)
-    v.check_choice(method, "method", sig.METHODS)
+    a, min_n = check_options(null=null, method=method, correction=correction, di_variant=di_variant,
+                             alpha=alpha, min_group_size=min_group_size, beneficial_label=beneficial_label)
+    v.check_choice(across, "across", ACROSS)
     mc_key, mc_num = None, 0
     if method == "monte_carlo":
         mc_key = v.as_key(sig._require_key(key))
         mc_num = sig._num_draws(num_samples)
-    v.check_choice(correction, "correction", _CORRECTIONS)
-    v.check_choice(across, "across", ACROSS)
-    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
-    a = float(alpha)
-    if min_group_size is None:
-        min_n = _min_group_size(a)
-    else:
-        if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)) or min_group_size < 1:
-            raise ValueError(f"min_group_size: must be a positive integer; got {min_group_size!r}.")
-        min_n = int(min_group_size)
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
     if isinstance(utility, str):
         v.check_choice(utility, "utility", tuple(UTILITIES))
         util_fn, util_name = UTILITIES[utility], utility
@@ -476,13 +407,14 @@ def audit_batch(
         util_fn, util_name = utility, getattr(utility, "__name__", "utility")
     else:
         raise TypeError(f"utility: must be a name in {tuple(UTILITIES)} or a callable; got {type(utility).__name__}.")
-    if beneficial_label not in (0, 1):
-        raise ValueError(f"beneficial_label: must be 0 or 1, got {beneficial_label!r}.")
-    if sample_weight is not None:
+    # the audit's one conversion, alignment and check of the row-wise arguments (groups binned)
+    rows, bin_edges = prepare_rows(bins=bins, max_levels=max_levels, y_true=y_true, y_pred=y_pred,
+                                   sensitive_features=sensitive_features, scores=scores,
+                                   sample_weight=sample_weight)
+    y_true, y_pred, sensitive_features, scores, sample_weight = rows.values()
+    if sample_weight is not None:  # the audit refuses negative, missing and non-numeric weights
         w = v.as_numpy(sample_weight, "sample_weight")
-        if w.dtype.kind not in "biuf" or (w.dtype.kind == "f" and not np.all(np.isfinite(w))):
-            raise ValueError("sample_weight: must be finite non-negative numbers.")
-        if np.any(w < 0) or np.any(w != np.round(w)):
+        if w.dtype.kind in "biuf" and np.any(np.isfinite(w) & (w != np.round(w))):
             raise ValueError(
                 "sample_weight: audit_batch needs non-negative integer (frequency) weights, since the "
                 "exact tests need integer counts; audit each candidate with ofijax.audit instead."
@@ -528,9 +460,10 @@ def audit_batch(
     k = len(groups)
     if k < 2:
         raise ValueError(
-            f"sensitive_features: only one group ({_label(groups[0])!r}) is present; an audit "
+            f"sensitive_features: only one group ({group_label(groups[0])!r}) is present; an audit "
             "compares at least two groups."
         )
+    check_group_count(k)
     cms = np.rint(np.asarray(gcm.cms, np.float64)).astype(np.int64).reshape(-1, k, 4)
     n_c = cms.shape[0]
     ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
@@ -538,40 +471,31 @@ def audit_batch(
         ("group",) if ncols == 1 else tuple(f"sensitive_feature_{j}" for j in range(ncols))
     )
 
-    # ---- pairwise metrics (same compiled metric functions as audit) and exact p-values
-    # pad the candidate axis to a power of two so that grids of similar sizes share one compilation
-    n_pad = 1 << max(0, (n_c - 1).bit_length())
-    padded = np.concatenate([cms, np.ones((n_pad - n_c, k, 4), np.int64)]) if n_pad > n_c else cms
-    if padded.max() >= 2**31 - 1:  # never let JAX's 32-bit default wrap a count: rates in float
-        padded = padded.astype(np.float64)
-    with jax.enable_x64(True):  # float64 tables (audit's numbers) and int64 counts, whatever x64 says
-        ofi_m, di_m, ir_m, ff_m = (
-            np.asarray(x, np.float64)[:n_c] for x in _pair_tables(jnp.asarray(padded), di_variant=di_variant)
-        )
+    # ---- p-values of every (candidate, pair), adjusted within each candidate and across the batch
     iu, ju = np.triu_indices(k, 1)
     n_p = iu.size
     p_raw, log_p, approx, p_how, p_err = _batch_pvalues(cms, null, method, mc_key, mc_num)  # (C, P)
     if correction == "holm":
-        p_adj = holm_batch(p_raw)
+        p_adj = holm(p_raw)
     elif correction == "bonferroni":
         p_adj = np.minimum(p_raw * n_p, 1.0)
     else:
         p_adj = p_raw.copy()
     if across == "holm":
-        p_acr = holm_batch(p_raw.reshape(-1)).reshape(p_raw.shape)
+        p_acr = holm(p_raw.reshape(-1)).reshape(p_raw.shape)
     elif across == "bh":
         p_acr = benjamini_hochberg(p_raw).reshape(p_raw.shape)
     else:
         p_acr = p_adj.copy()
 
-    # ---- per-group table
+    # ---- the audit's rules on every candidate: rates, OFI, DI, impact ratio, four-fifths, verdicts
+    rules = apply_rules(cms, p_adj < a, di_variant=di_variant, min_group_size=min_n, with_te=False)
+    pg = rules.per_group
     n = cms.sum(-1)
-    sel = _rate(cms[..., TP] + cms[..., FP], n)
-    acc = _rate(cms[..., TP] + cms[..., TN], n)
-    b = _rate(cms[..., FP] - cms[..., FN], n)
+    sel, acc = pg["benefit"], pg["accuracy"]
     cand_rep = np.repeat(np.arange(n_c), k)
     grp_rep = np.tile(np.arange(k), n_c)
-    glabels = [_label(g) for g in groups]
+    glabels = [group_label(g) for g in groups]
     by_group = pd.DataFrame({
         "candidate": [ids[i] for i in cand_rep],
         "group": [glabels[j] for j in grp_rep],
@@ -580,26 +504,23 @@ def audit_batch(
         "fp": cms[..., FP].reshape(-1), "tn": cms[..., TN].reshape(-1),
         "selection_rate": sel.reshape(-1),
         "accuracy": acc.reshape(-1),
-        "true_positive_rate": _rate(cms[..., TP], cms[..., TP] + cms[..., FN]).reshape(-1),
-        "false_positive_rate": _rate(cms[..., FP], cms[..., FP] + cms[..., TN]).reshape(-1),
-        "marginal_benefit": b.reshape(-1),
+        "true_positive_rate": pg["true_positive_rate"].reshape(-1),
+        "false_positive_rate": pg["false_positive_rate"].reshape(-1),
+        "marginal_benefit": pg["marginal_benefit"].reshape(-1),
     })
 
-    # ---- per-pair table and verdicts (audit's rules, vectorized)
-    o = ofi_m[:, iu, ju]
+    # ---- per-pair table
+    di_m = rules.di
+    o = rules.ofi[:, iu, ju]
     di = di_m[:, iu, ju]
-    ir = ir_m[:, iu, ju]
-    ff = ff_m[:, iu, ju]
-    # audit's minimum-evidence rule: a pair with a group below min_n gets no verdict
-    small = (n[:, iu] < min_n) | (n[:, ju] < min_n)
-    significant = (p_adj < a) & ~small
-    systemic = ~significant & ~small & ~np.isnan(ff) & (np.nan_to_num(ff) != 0)
-    verdict_code = np.where(small, 3, np.where(significant, 0, np.where(systemic, 1, 2)))
-    verdict = np.asarray(_VERDICTS, dtype=object)[verdict_code]
+    ir = rules.impact_ratio[:, iu, ju]
+    ff = rules.four_fifths[:, iu, ju]
+    significant = rules.verdict == 0
+    systemic = rules.verdict == 1
+    verdict = np.asarray(VERDICTS, dtype=object)[rules.verdict]
     li, lj = np.asarray(glabels, dtype=object)[iu], np.asarray(glabels, dtype=object)[ju]
-    dis = np.full(o.shape, None, dtype=object)
-    dis = np.where(significant, np.where(o > 0, lj[None, :], li[None, :]), dis)
-    dis = np.where(systemic, np.where(ff > 0, lj[None, :], li[None, :]), dis)
+    side = rules.disadvantaged
+    dis = np.where(side > 0, lj[None, :], np.where(side < 0, li[None, :], None))
     four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "fails: j selected less", np.where(ff < 0, "fails: i selected less", "passes")))
     pair_cand = np.repeat(np.arange(n_c), n_p)
     pairs = pd.DataFrame({
@@ -638,11 +559,11 @@ def audit_batch(
     n_sig = significant.sum(1)
     n_sig_acr = (p_acr < a).sum(1)
     n_sys = systemic.sum(1)
-    cand_verdict = np.where(n_sig > 0, _VERDICTS[0], np.where(n_sys > 0, _VERDICTS[1], _VERDICTS[2]))
+    cand_verdict = np.where(n_sig > 0, VERDICTS[0], np.where(n_sys > 0, VERDICTS[1], VERDICTS[3]))
     summary = pd.DataFrame({
         "utility": util,
-        "accuracy": _u_accuracy(total),
-        "selection_rate": _rate(total[:, TP] + total[:, FP], total.sum(-1)),
+        "accuracy": rules.overall["accuracy"],
+        "selection_rate": rules.overall["benefit"],
         "max_abs_ofi": abs_o.max(1),
         "worst_pair": [f"{li[w]} vs {lj[w]}" for w in worst],
         "worst_ofi": o[rows, worst],
@@ -687,211 +608,15 @@ def audit_batch(
         )
     if null == "uniform":
         notes.append("the uniform null ignores the data and is very permissive (the OFI paper's null).")
+    for col, edges in bin_edges.items():
+        notes.append(f"{col} was cut into {len(edges) - 1} bins at {', '.join(f'{e:g}' for e in edges)}.")
     settings = {
         "alpha": a, "null": null, "method": method, "num_samples": mc_num, "correction": correction,
         "across": across,
         "di_variant": di_variant, "beneficial_label": int(beneficial_label), "utility": util_name,
-        "num_candidates": n_c, "num_pairs": n_p, "weighted": sample_weight is not None,
+        "num_candidates": n_c, "num_pairs": n_p, "weighted": sample_weight is not None, "bins": bin_edges,
     }
     return BatchAudit(
         cms=cms, groups=tuple(groups), names=tuple(names), candidate_ids=tuple(ids), thresholds=th,
         by_group=by_group, pairs=pairs, candidates=summary, settings=settings, notes=tuple(notes),
     )
-
-
-# ------------------------------------------------------------------------------------------------
-# Frontier and constraints
-# ------------------------------------------------------------------------------------------------
-
-
-def _summary(batch: Any) -> pd.DataFrame:
-    if isinstance(batch, BatchAudit):
-        return batch.candidates
-    if isinstance(batch, pd.DataFrame):
-        return batch
-    raise TypeError(f"batch: must be a BatchAudit or its candidates DataFrame; got {type(batch).__name__}.")
-
-
-def pareto_frontier(batch: Any, *, fairness: str = "max_abs_ofi", utility: str = "utility") -> pd.DataFrame:
-    """Candidates on the Pareto frontier of ``utility`` (higher is better) versus ``fairness``.
-
-    A candidate is on the frontier when no other candidate has at least its utility and at most
-    its fairness cost with one of the two strictly better. Fairness axes: ``"max_abs_ofi"``
-    (lower is better) or ``"di_ratio"`` (min/max selection rate over groups, higher is better).
-    Candidates with an undefined value are left out. Ties (same utility and cost) are all kept.
-
-    Args:
-        batch: a :class:`BatchAudit` (or its ``candidates`` table).
-        fairness: ``"max_abs_ofi"`` or ``"di_ratio"``.
-        utility: the utility column (default ``"utility"``, the one named in ``audit_batch``).
-
-    Returns:
-        the frontier rows of ``batch.candidates``, sorted by increasing utility.
-
-    Examples:
-        >>> import pandas as pd
-        >>> from ofijax.auditing import pareto_frontier
-        >>> c = pd.DataFrame({"utility": [0.6, 0.7, 0.65, 0.8], "max_abs_ofi": [0.01, 0.05, 0.06, 0.2]})
-        >>> pareto_frontier(c).index.tolist()
-        [0, 1, 3]
-    """
-    df = _summary(batch)
-    if fairness not in FAIRNESS_COSTS:
-        raise ValueError(f"fairness: must be one of {tuple(FAIRNESS_COSTS)}; got {fairness!r}.")
-    if utility not in df.columns:
-        raise ValueError(f"utility: no column {utility!r} in the candidates table.")
-    u = df[utility].to_numpy(np.float64)
-    cost = df[fairness].to_numpy(np.float64)
-    if not FAIRNESS_COSTS[fairness]:
-        cost = -cost
-    ok = ~(np.isnan(u) | np.isnan(cost))
-    # dominated[a] iff some b has u_b >= u_a, cost_b <= cost_a, one strictly (O(C log C) sweep).
-    idx = np.flatnonzero(ok)
-    order = idx[np.lexsort((-u[idx], cost[idx]))]  # cost ascending, utility descending
-    keep = []
-    best = -np.inf
-    i = 0
-    while i < order.size:  # groups of equal cost
-        j = i
-        while j < order.size and cost[order[j]] == cost[order[i]]:
-            j += 1
-        top = u[order[i]]
-        if top > best:
-            keep += [r for r in order[i:j] if u[r] == top]
-            best = top
-        i = j
-    out = df.iloc[sorted(keep, key=lambda r: (u[r], -cost[r]))]
-    return out
-
-
-def select_candidates(
-    batch: Any,
-    *,
-    max_significant: int = 0,
-    significance: str = "within",
-    di_range: tuple[float, float] | None = (0.8, 1.25),
-    max_abs_ofi: float | None = None,
-    min_utility: float | None = None,
-) -> pd.DataFrame:
-    """Candidates meeting stated constraints, best utility first.
-
-    Default: no significant algorithmic bias (``max_significant=0`` pairs with adjusted p < alpha,
-    read ``"within"`` each candidate as a one-model audit, or ``"across"`` the batch), and every
-    pairwise DI within ``di_range`` = [0.8, 1.25] (the four-fifths rule both ways; a candidate
-    with an undefined DI fails). The result is the *feasible set*; picking its first row is a
-    selection among many candidates, whose numbers are optimistic (see :func:`audit_batch`).
-
-    Args:
-        batch: a :class:`BatchAudit` (or its ``candidates`` table).
-        max_significant: the most significant pairs allowed (0 = none).
-        significance: ``"within"`` (``n_significant``) or ``"across"`` (``n_significant_across``;
-            weaker, since the batch correction is stricter).
-        di_range: (low, high) bounds on every ordered pair's DI, or ``None`` for no DI constraint.
-        max_abs_ofi: optional bound on max |OFI|.
-        min_utility: optional lower bound on the utility.
-
-    Returns:
-        the rows of ``batch.candidates`` that qualify, sorted by decreasing utility.
-
-    Examples:
-        >>> import pandas as pd
-        >>> from ofijax.auditing import select_candidates
-        >>> c = pd.DataFrame({"utility": [0.6, 0.7, 0.8], "n_significant": [0, 0, 1],
-        ...                   "di_min": [0.9, 0.7, 0.95], "di_max": [1.1, 1.4, 1.05]})
-        >>> select_candidates(c).index.tolist()
-        [0]
-    """
-    df = _summary(batch)
-    v.check_choice(significance, "significance", ("within", "across"))
-    ms = int(max_significant)
-    if ms < 0 or ms != max_significant:
-        raise ValueError(f"max_significant: must be a whole number ≥ 0; got {max_significant!r}.")
-    col = "n_significant" if significance == "within" else "n_significant_across"
-    keep = df[col].to_numpy() <= ms
-    if di_range is not None:
-        try:
-            lo, hi = (float(x) for x in di_range)
-        except (TypeError, ValueError):
-            raise ValueError(f"di_range: must be (low, high) numbers, e.g. (0.8, 1.25); got {di_range!r}.") from None
-        if not (0 <= lo <= 1 <= hi) or math.isnan(lo) or math.isnan(hi):
-            raise ValueError(f"di_range: needs 0 ≤ low ≤ 1 ≤ high, e.g. (0.8, 1.25); got {di_range!r}.")
-        tol = 1e-9  # exact ties with the bounds pass, as the four-fifths rule
-        dmin = df["di_min"].to_numpy(np.float64)
-        dmax = df["di_max"].to_numpy(np.float64)
-        with np.errstate(invalid="ignore"):
-            keep &= (dmin >= lo - tol) & (dmax <= hi + tol)
-    if max_abs_ofi is not None:
-        keep &= df["max_abs_ofi"].to_numpy(np.float64) <= float(max_abs_ofi)
-    if min_utility is not None:
-        keep &= df["utility"].to_numpy(np.float64) >= float(min_utility)
-    return df[keep].sort_values("utility", ascending=False, kind="stable")
-
-
-def plot_frontier(batch: BatchAudit, *, ax: Any = None, title: str | None = None, label_frontier: bool = True):
-    """Two panels: utility vs max |OFI| and utility vs DI ratio, frontier drawn, significance marked.
-
-    Markers: open circles = no significant pair; orange triangles = algorithmic bias within the
-    candidate (Holm over its pairs); red crosses = significant after the correction across the
-    batch. The grey band on the DI panel is the four-fifths region (DI ratio < 0.8).
-
-    Args:
-        batch: a :class:`BatchAudit`.
-        ax: optional pair of matplotlib axes.
-        title: optional figure title.
-        label_frontier: annotate the frontier points with their candidate labels (≤ 25 points).
-
-    Returns:
-        the matplotlib figure.
-    """
-    if not isinstance(batch, BatchAudit):
-        raise TypeError(f"batch: must be a BatchAudit; got {type(batch).__name__}.")
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - optional dependency
-        raise ImportError("plot_frontier needs matplotlib (pip install matplotlib).") from exc
-    c = batch.candidates
-    if ax is None:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.3), sharey=True)
-    else:
-        axes = list(ax)
-        fig = axes[0].figure
-    util_name = batch.settings.get("utility", "utility")
-    sig_w = c["n_significant"].to_numpy() > 0
-    sig_a = c["n_significant_across"].to_numpy() > 0
-    alpha = batch.settings["alpha"]
-
-    def _fmt(x):
-        return f"{x:g}" if isinstance(x, float) else str(x)
-
-    for axis, fair, xlabel in zip(
-        axes, ("max_abs_ofi", "di_ratio"),
-        ("max |OFI| over pairs (lower = fairer)", "DI ratio: min / max selection rate (1 = parity)"),
-    ):
-        x = c[fair].to_numpy(np.float64)
-        y = c["utility"].to_numpy(np.float64)
-        none = ~sig_w & ~sig_a
-        axis.scatter(x[none], y[none], s=22, facecolors="none", edgecolors="tab:blue",
-                     label="no significant pair")
-        only_w = sig_w & ~sig_a
-        axis.scatter(x[only_w], y[only_w], s=26, marker="^", color="tab:orange",
-                     label=f"algorithmic bias (within, p_adj < {alpha:g})")
-        axis.scatter(x[sig_a], y[sig_a], s=30, marker="x", color="tab:red",
-                     label=f"significant across the batch ({batch.settings['across']})")
-        fr = pareto_frontier(batch, fairness=fair)
-        fx, fy = fr[fair].to_numpy(np.float64), fr["utility"].to_numpy(np.float64)
-        o = np.argsort(fx)
-        axis.plot(fx[o], fy[o], "-", color="black", lw=1.2, label="Pareto frontier", zorder=1)
-        if label_frontier and len(fr) <= 25:
-            for name, xx, yy in zip(fr.index, fx, fy):
-                axis.annotate(_fmt(name), (xx, yy), textcoords="offset points", xytext=(4, 3), fontsize=7)
-        if fair == "di_ratio":
-            axis.axvspan(0.0, 0.8, color="0.9", zorder=0, label="fails four-fifths (ratio < 0.8)")
-            axis.set_xlim(left=max(0.0, min(0.75, np.nanmin(x) - 0.02) if np.isfinite(x).any() else 0.0),
-                          right=1.01)
-        axis.set_xlabel(xlabel)
-        axis.grid(alpha=0.3)
-    axes[0].set_ylabel(util_name)
-    axes[1].legend(fontsize=7, loc="lower left")
-    fig.suptitle(title or f"{len(c)} candidates: {util_name} vs fairness (frontier in black)", fontsize=10)
-    fig.tight_layout()
-    return fig

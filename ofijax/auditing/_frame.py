@@ -1,4 +1,4 @@
-r"""The audit front door: :func:`audit` and :class:`AuditFrame`.
+r"""The audit front door: :func:`audit` and :func:`audit_from_counts`.
 
 One call turns labels, predictions and sensitive features into per-group confusion matrices, the
 OFI paper's metrics, the significance of every pairwise OFI under a named null, bootstrap intervals,
@@ -10,29 +10,26 @@ and a verdict per pair following the paper's reading (§2.3, §4):
   unjust benefit than j: the model is biased against j (and for i).
 * OFI not significant but the selection rates fail the four-fifths rule (impact ratio, the lower
   rate over the higher, < 4/5) → **selection-rate disparity**: a measured gap in selection rates
-  with no significant evidence, at this sample size, that the model's errors cause it (called
-  "systemic disparity" before #37; see :data:`VERDICT_RENAMES`).
+  with no significant evidence, at this sample size, that the model's errors cause it (the old
+  name "systemic disparity" maps to it through :data:`VERDICT_RENAMES`).
 * neither → **no evidence**.
 
 No verdict depends on the groups' names or order: OFI is antisymmetric, the p-values symmetric,
 and the four-fifths reading comes from the symmetric impact ratio (a group that selects no one
 against one that selects someone fails, whichever is called i).
 
-The steps live in their own modules: group columns and binning (``_groups``), verdicts and
-multiplicity (``_verdicts``), the report renderer (``_report``), heatmaps (``_plots``) and the scans
-(``_scans``); this module validates, computes the tables and assembles the :class:`AuditFrame`.
-
-The vocabulary follows fairlearn's ``MetricFrame``: ``.by_group``, ``.overall``,
-``.difference(method="between_groups" | "to_overall")``, ``.ratio(...)``, ``.group_min()``,
-``.group_max()``, plus ``.pairwise(metric)`` for k × k tables. Arrays in, pandas out.
+This module owns the audit's arguments (the key-first call, the audit-only options), its
+p-values, bootstrap intervals, pair rows, notes and settings, and assembles the
+:class:`~ofijax.auditing.AuditFrame` (``_auditframe``). The shared rules (rates, OFI, DI, four-fifths,
+verdicts) and input checks are :mod:`ofijax.auditing._rules`, also used by
+:func:`ofijax.audit_batch`; group columns and binning live in ``_groups``, multiplicity and the
+reading in words in ``_verdicts``, the report in ``_report``, the scans in ``_scans``.
 """
 
 from __future__ import annotations
 
-import functools
 import warnings
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -40,293 +37,37 @@ import numpy as np
 import pandas as pd
 
 from ofijax import _validation as v
-from ofijax import metrics as mt
-from ofijax._jaxcache import aot_jit, compiler_options
+from ofijax._jaxcache import aot_jit
 from ofijax._progress import track
 from ofijax.auditing import _significance as sig
-from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
-from ofijax.auditing._report import format_p, group_label, render_report, to_jsonable
+from ofijax.auditing._auditframe import AuditFrame
+from ofijax.auditing._groups import MAX_LEVELS, check_group_count
+from ofijax.auditing._report import format_p, group_label
+from ofijax.auditing._rules import (
+    GROUP_METRICS,
+    apply_rules,
+    check_count,
+    check_options,
+    prepare_rows,
+)
+from ofijax.auditing._rules import tables_one as _tables  # noqa: F401  (tests/test_jaxcache.py reads it)
 from ofijax.auditing._scans import run_scans
 from ofijax.auditing._verdicts import (
     DETECTABLE_POWER,
-    VERDICT_RENAMES,
-    VERDICTS,
     adjust_pvalues,
     detectable_ofi,
     format_number,
     pair_verdict,
 )
-from ofijax.auditing._verdicts import min_group_size as _rule_min_group_size
-from ofijax.cm import FN, FP, TN, TP, encode_groups, group_confusion_matrices
+from ofijax.cm import encode_groups, group_confusion_matrices
 
-__all__ = [
-    "audit_from_counts", "AuditFrame", "audit", "GROUP_METRICS", "PAIR_METRICS", "VERDICTS",
-    "VERDICT_RENAMES"]
-
-#: Per-group metrics of ``AuditFrame.by_group`` (column name → function of a ``(..., 4)`` CM).
-GROUP_METRICS: dict[str, Callable] = {
-    "n": mt.group_size,
-    "tp": lambda c: jnp.asarray(c)[..., TP],
-    "fn": lambda c: jnp.asarray(c)[..., FN],
-    "fp": lambda c: jnp.asarray(c)[..., FP],
-    "tn": lambda c: jnp.asarray(c)[..., TN],
-    "benefit": mt.benefit,
-    "expected_benefit": mt.expected_benefit,
-    "marginal_benefit": mt.marginal_benefit,
-    "true_positive_rate": mt.true_positive_rate,
-    "false_positive_rate": mt.false_positive_rate,
-    "false_negative_rate": mt.false_negative_rate,
-    "true_negative_rate": mt.true_negative_rate,
-    "positive_predictive_value": mt.positive_predictive_value,
-    "accuracy": mt.accuracy,
-}
-
-#: Accepted short names for the per-group metrics.
-_ALIASES = {
-    "b": "benefit",
-    "E[b]": "expected_benefit",
-    "B": "marginal_benefit",
-    "selection_rate": "benefit",
-    "base_rate": "expected_benefit",
-    "group_size": "n",
-    "tpr": "true_positive_rate",
-    "fpr": "false_positive_rate",
-    "fnr": "false_negative_rate",
-    "tnr": "true_negative_rate",
-    "ppv": "positive_predictive_value",
-}
-
-#: Pairwise tables offered by ``AuditFrame.pairwise`` besides per-group metric differences.
-PAIR_METRICS = ("ofi", "di", "impact_ratio", "te", "p_value", "p_adjusted", "ci_low", "ci_high")
-
-_CORRECTIONS = ("holm", "bonferroni", "none")
-_DIFF_METHODS = ("between_groups", "to_overall")
+__all__ = ["audit", "audit_from_counts"]
 
 
 @aot_jit(name="ofijax.auditing.split3")  # executable kept on disk (one program, not two)
 def _split3(key):
     """``tuple(jax.random.split(key, 3))``."""
     return tuple(jax.random.split(key, 3))
-
-
-@aot_jit(name="ofijax.auditing.tables", static_argnames=("di_variant",),
-         compiler_options=compiler_options())  # executable kept on disk; fast to compile
-def _tables(cms, *, di_variant):
-    """Every per-group, overall and pairwise metric of an audit in one compiled call."""
-    per_group = {name: f(cms) for name, f in GROUP_METRICS.items()}
-    total = cms.sum(0)
-    overall = {name: f(total) for name, f in GROUP_METRICS.items()}
-    ofi_m = mt.pairwise(mt.ofi, cms)
-    di_m = mt.pairwise(functools.partial(mt.disparate_impact, variant=di_variant), cms)
-    ir_m = mt.pairwise(functools.partial(mt.impact_ratio, variant=di_variant), cms)
-    ff_m = mt.pairwise(functools.partial(mt.four_fifths_pair, variant=di_variant), cms)
-    te_m = mt.pairwise(mt.treatment_equality, cms)
-    return per_group, overall, ofi_m, di_m, ir_m, te_m, ff_m
-
-
-def _metric_name(metric: str) -> str:
-    name = _ALIASES.get(metric, metric)
-    if name not in GROUP_METRICS:
-        opts = ", ".join(list(GROUP_METRICS) + list(_ALIASES))
-        raise ValueError(f"metric: unknown per-group metric {metric!r}; choose one of {opts}.")
-    return name
-
-
-class AuditFrame(NamedTuple):
-    """Result of :func:`audit`: per-group metrics, pairwise OFI/DI/TE, significance and verdicts.
-
-    Attributes:
-        cms: ``(k, 4)`` confusion matrices (TP, FN, FP, TN) of the groups, in ``groups`` order.
-        groups: the ``k`` group labels (tuples when several sensitive columns were given).
-        names: names of the sensitive columns.
-        by_group: per-group metrics (rows = groups): n, tp, fn, fp, tn, benefit b, expected_benefit
-            E[b], marginal_benefit B and the rates (NaN where a rate's denominator is 0).
-        overall: the same metrics on the pooled confusion matrix of all groups.
-        ofi: ``(k, k)`` OFI(i, j) = B_i − B_j.
-        di: ``(k, k)`` disparate impact of i relative to j (variant in ``settings``): the paper's
-            directional r_i / r_j, NaN when group j selects no one.
-        impact_ratio: ``(k, k)`` min(r_i, r_j) / max(r_i, r_j) (symmetric; NaN only when both
-            rates are 0): the ratio the four-fifths readings and verdicts use.
-        te: ``(k, k)`` treatment equality FN_i/FP_i − FN_j/FP_j.
-        p_value: ``(k, k)`` two-sided p-values of OFI under ``settings["null"]`` (NaN when the
-            counts are not integers, e.g. with fractional sample weights).
-        p_adjusted: ``(k, k)`` p-values adjusted over the k(k−1)/2 pairs (``settings["correction"]``).
-        ci_low: ``(k, k)`` lower bootstrap bounds of OFI(i, j).
-        ci_high: ``(k, k)`` upper bounds.
-        pairs: one row per unordered pair (i before j in group order): OFI, interval (per pair,
-            ``ci_low``/``ci_high``, and simultaneous over all pairs by Bonferroni,
-            ``ci_low_simultaneous``/``ci_high_simultaneous``), p-values with ``p_method``, the
-            method that produced each: ``"exact"``, or the approximate ``"saddlepoint"`` (relative
-            error ≤ 2e-3), ``"bracketed"`` (uniform null, very large groups; ≤ 2e-4),
-            ``"truncated"`` (an exact window with its bound) and ``"monte_carlo"`` (an estimate from
-            ``num_samples`` draws); with fractional weights ``"n/a (bootstrap interval)"``),
-            ``p_error_bound`` (a bound on the relative error |p̂ − p|/p: 0.0 where exact, NaN for
-            Monte Carlo estimates and bootstrap-only pairs), DI,
-            ``impact_ratio`` and the four-fifths reading, TE, the verdict, who is disadvantaged
-            and the reading in words.
-        settings: the options used (alpha, null, method, correction, confidence, …).
-        scan: the worst subgroups found by FPR-/TPR-/IJDI-Scan (``audit(..., scan=True)``; each scan's
-            ``top`` lists its ``scan_top_k`` worst, see :func:`run_scans`), or None.
-        notes: remarks worth reading (undefined metrics, fallbacks).
-    """
-
-    cms: np.ndarray
-    groups: tuple
-    names: tuple
-    by_group: pd.DataFrame
-    overall: pd.Series
-    ofi: np.ndarray
-    di: np.ndarray
-    te: np.ndarray
-    p_value: np.ndarray
-    p_adjusted: np.ndarray
-    ci_low: np.ndarray
-    ci_high: np.ndarray
-    pairs: pd.DataFrame
-    settings: dict
-    scan: dict | None
-    notes: tuple
-
-    @property
-    def impact_ratio(self) -> np.ndarray:
-        """``(k, k)`` impact ratios min(r_i, r_j) / max(r_i, r_j) of the selection rates (the
-        ``di_variant``'s rates; symmetric, NaN only when both are 0): the four-fifths rule's ratio."""
-        variant = self.settings.get("di_variant", "paper")
-        return np.asarray(mt.pairwise(functools.partial(mt.impact_ratio, variant=variant),
-                                      np.asarray(self.cms, np.float64)), np.float64)
-
-    # ---------------------------------------------------------------- indexes ----------------
-    def _frame(self, matrix: np.ndarray) -> pd.DataFrame:
-        idx = self.by_group.index
-        df = pd.DataFrame(np.asarray(matrix, dtype=np.float64), index=idx, columns=idx.copy())
-        return df
-
-    # ---------------------------------------------------------------- fairlearn vocabulary -----
-    def _metric_columns(self, metric: str | None) -> pd.DataFrame:
-        df = self.by_group.astype(np.float64)
-        if metric is None:
-            return df
-        return df[[_metric_name(metric)]]
-
-    @staticmethod
-    def _squeeze(result: pd.Series, metric: str | None):
-        return float(result.iloc[0]) if metric is not None else result
-
-    def group_min(self, metric: str | None = None):
-        """Smallest per-group value (NaN if any group's value is undefined).
-
-        Args:
-            metric: a :data:`GROUP_METRICS` name or alias; ``None`` gives a Series of all metrics.
-        """
-        return self._squeeze(self._metric_columns(metric).min(skipna=False), metric)
-
-    def group_max(self, metric: str | None = None):
-        """Largest per-group value (NaN if any group's value is undefined)."""
-        return self._squeeze(self._metric_columns(metric).max(skipna=False), metric)
-
-    def difference(self, metric: str | None = None, method: str = "between_groups"):
-        """fairlearn's difference: ``max − min`` over groups (``"between_groups"``), or the largest
-        ``|group − overall|`` (``"to_overall"``).
-
-        ``difference("marginal_benefit")`` (between groups) is the largest |OFI| over all pairs.
-        """
-        v.check_choice(method, "method", _DIFF_METHODS)
-        df = self._metric_columns(metric)
-        if method == "between_groups":
-            res = df.max(skipna=False) - df.min(skipna=False)
-        else:
-            ov = self.overall[df.columns].astype(np.float64)
-            res = (df - ov).abs().max(skipna=False)
-        return self._squeeze(res, metric)
-
-    def ratio(self, metric: str | None = None, method: str = "between_groups"):
-        """fairlearn's ratio: ``min / max`` over groups (``"between_groups"``), or the smallest
-        ``min(group/overall, overall/group)`` (``"to_overall"``). Meaningful for non-negative
-        metrics (rates); for the signed marginal benefit use :meth:`difference`."""
-        v.check_choice(method, "method", _DIFF_METHODS)
-        df = self._metric_columns(metric)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if method == "between_groups":
-                res = df.min(skipna=False) / df.max(skipna=False)
-            else:
-                ov = self.overall[df.columns].astype(np.float64)
-                r = df / ov
-                res = np.minimum(r, 1.0 / r).min(skipna=False)
-        res = res.replace([np.inf, -np.inf], np.nan)
-        return self._squeeze(res, metric)
-
-    def pairwise(self, metric: str | Callable = "ofi") -> pd.DataFrame:
-        """k × k table ``M[i, j]`` (rows i, columns j).
-
-        Args:
-            metric: ``"ofi"`` (B_i − B_j), ``"di"``, ``"impact_ratio"``, ``"te"``, ``"p_value"``,
-                ``"p_adjusted"``,
-                ``"ci_low"``, ``"ci_high"``; a per-group metric name (its difference m_i − m_j);
-                or a callable two-group metric ``f(cm_i, cm_j)`` such as :func:`ofijax.ofi`.
-        """
-        if callable(metric):
-            return self._frame(np.asarray(mt.pairwise(metric, jnp.asarray(self.cms))))
-        tables = {
-            "ofi": self.ofi, "di": self.di, "impact_ratio": self.impact_ratio, "te": self.te,
-            "p_value": self.p_value,
-            "p_adjusted": self.p_adjusted, "ci_low": self.ci_low, "ci_high": self.ci_high,
-        }
-        if metric in tables:
-            return self._frame(tables[metric])
-        try:
-            name = _metric_name(metric)
-        except ValueError:
-            opts = ", ".join(PAIR_METRICS)
-            raise ValueError(
-                f"metric: unknown pairwise metric {metric!r}; choose one of {opts}, a per-group "
-                f"metric ({', '.join(GROUP_METRICS)}) or a callable f(cm_i, cm_j)."
-            ) from None
-        col = self.by_group[name].to_numpy(dtype=np.float64)
-        return self._frame(col[:, None] - col[None, :])
-
-    # ---------------------------------------------------------------- reports ----------------
-    @property
-    def verdicts(self) -> pd.DataFrame:
-        """The verdict columns of :attr:`pairs` (group_i, group_j, verdict, disadvantaged, reading)."""
-        return self.pairs[["group_i", "group_j", "verdict", "disadvantaged", "reading"]]
-
-    def to_dict(self) -> dict:
-        """JSON-ready dictionary (NaN → None) of every table, the settings and the notes."""
-        labels = [group_label(g) for g in self.groups]
-        bg = self.by_group.reset_index(drop=True)
-        bg.insert(0, "group", labels)
-        pairs = self.pairs.copy()
-        pairs["group_i"] = [group_label(g) for g in pairs["group_i"]]
-        pairs["group_j"] = [group_label(g) for g in pairs["group_j"]]
-        pw = {m: to_jsonable(np.asarray(getattr(self, m), np.float64).tolist()) for m in PAIR_METRICS}
-        return {
-            "groups": labels,
-            "group_columns": [str(nm) for nm in self.names],
-            "settings": to_jsonable(dict(self.settings)),
-            "verdict_counts": {v_: int((self.pairs["verdict"] == v_).sum()) for v_ in VERDICTS},
-            "overall": to_jsonable(dict(self.overall.items())),
-            "by_group": to_jsonable(bg.to_dict("records")),
-            "pairs": to_jsonable(pairs.to_dict("records")),
-            "pairwise": pw,
-            "scan": to_jsonable(self.scan),
-            "notes": list(self.notes),
-        }
-
-    def summary(self, digits: int = 3, *, explain: bool = False) -> str:
-        """A readable plain-text report: verdict counts, findings in words (most severe first),
-        the groups' and pairs' tables, scans and notes (:func:`ofijax.auditing.render_report`).
-
-        Args:
-            digits: decimals of the rates.
-            explain: append "How to read this report" (every column and verdict defined).
-        """
-        return render_report(self, "text", digits=digits, explain=explain)
-
-    def __repr__(self) -> str:  # the default NamedTuple repr would dump every array
-        k = len(self.groups)
-        counts = self.pairs["verdict"].value_counts().to_dict()
-        verdicts = ", ".join(f"{n} {v_}" for v_, n in counts.items())
-        return f"AuditFrame({k} groups, {len(self.pairs)} pairs: {verdicts}; null={self.settings['null']!r})"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -356,15 +97,6 @@ def _is_key_like(x: Any) -> bool:
     return False
 
 
-def _check_count(value: Any, name: str, *, allow_zero: bool = True) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}: must be an integer; got {value!r} ({type(value).__name__}).")
-    n = int(value)
-    if n < 0 or (n == 0 and not allow_zero):
-        raise ValueError(f"{name}: must be ≥ {0 if allow_zero else 1}; got {n}.")
-    return n
-
-
 def _resolve_call(key: Any, y_true: Any, y_pred: Any, deprecated: dict) -> tuple:
     """The key-first signature, with the deprecation path of the old ``audit(y_true, y_pred, ...)``."""
     if y_pred is None and not _is_key_like(key):
@@ -389,26 +121,15 @@ def _resolve_call(key: Any, y_true: Any, y_pred: Any, deprecated: dict) -> tuple
 
 def _check_options(*, null, method, correction, di_variant, alpha, confidence, num_samples,
                    min_group_size, beneficial_label) -> tuple[float, float, int, int]:
-    """The audit's option checks, shared by :func:`audit` and :func:`audit_from_counts`; returns
-    ``(alpha, confidence, num_samples, min_group_size)`` as checked numbers."""
-    v.check_choice(null, "null", sig.NULLS)
-    v.check_choice(method, "method", sig.METHODS)
-    v.check_choice(correction, "correction", _CORRECTIONS)
-    v.check_choice(di_variant, "di_variant", ("paper", "pp_over_p"))
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise TypeError(f"alpha: must be a number strictly between 0 and 1, e.g. 0.05; got {alpha!r}.") from None
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha: must lie strictly between 0 and 1, e.g. 0.05; got {alpha!r}.")
+    """The audit's option checks (:func:`ofijax.auditing._rules.check_options`, shared with
+    :func:`ofijax.audit_batch`, then the bootstrap's); returns ``(alpha, confidence,
+    num_samples, min_group_size)`` as checked numbers."""
+    a, min_n = check_options(null=null, method=method, correction=correction, di_variant=di_variant,
+                             alpha=alpha, min_group_size=min_group_size, beneficial_label=beneficial_label)
     conf = sig.check_confidence(confidence)
-    nboot = _check_count(num_samples, "num_samples")
+    nboot = check_count(num_samples, "num_samples")
     if nboot == 1:
         raise ValueError("num_samples: must be 0 (skip the bootstrap) or ≥ 2; got 1.")
-    min_n = (_rule_min_group_size(a) if min_group_size is None
-             else _check_count(min_group_size, "min_group_size", allow_zero=False))
-    if beneficial_label not in (0, 1) or isinstance(beneficial_label, bool):
-        raise ValueError(f"beneficial_label: must be 1 or 0; got {beneficial_label!r}.")
     return a, conf, nboot, min_n
 
 
@@ -452,8 +173,8 @@ def audit(
       receives more unjust benefit than j, i.e. the model is biased against j;
     * otherwise, the impact ratio min(b_i, b_j) / max(b_i, b_j) of the selection rates below 4/5
       (the four-fifths rule) → ``"selection-rate disparity"``: the rates differ and there is no
-      significant evidence at this sample size that the model's errors cause it ("systemic
-      disparity" before #37, :data:`VERDICT_RENAMES`);
+      significant evidence at this sample size that the model's errors cause it (the old name
+      "systemic disparity" maps to it through :data:`VERDICT_RENAMES`);
     * otherwise → ``"no evidence"``.
 
     No verdict depends on the groups' names or their order.
@@ -559,23 +280,15 @@ def audit(
                                            di_variant=di_variant, alpha=alpha, confidence=confidence,
                                            num_samples=num_samples, min_group_size=min_group_size,
                                            beneficial_label=beneficial_label)
-    n_scan = _check_count(scan_num_samples, "scan_num_samples")
-    k_top = _check_count(scan_top_k, "scan_top_k", allow_zero=False)
+    n_scan = check_count(scan_num_samples, "scan_num_samples")
+    k_top = check_count(scan_top_k, "scan_top_k", allow_zero=False)
     k_boot, k_null, k_scan = _split3(key)
 
-    y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (
-        v.convert_inputs(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
-                         sample_weight=sample_weight, scan_features=scan_features,
-                         scan_probabilities=scan_probabilities).values())
-    # one alignment for every row-wise argument (the scans' columns included), before any is used
-    y_true, y_pred, sensitive_features, sample_weight, scan_features, scan_probabilities = (
-        v.align_pandas(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
-                       sample_weight=sample_weight, scan_features=scan_features,
-                       scan_probabilities=scan_probabilities).values())
-    for name, arr in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
-        if arr is not None and np.iscomplexobj(np.asarray(arr)):
-            raise TypeError(f"{name}: complex values are not labels, predictions or weights; pass real numbers.")
-    features, bin_edges = bin_features(sensitive_features, bins=bins, max_levels=max_levels)
+    # one conversion, alignment and check of every row-wise argument (the scans' columns included)
+    rows, bin_edges = prepare_rows(bins=bins, max_levels=max_levels, y_true=y_true, y_pred=y_pred,
+                                   sensitive_features=sensitive_features, sample_weight=sample_weight,
+                                   scan_features=scan_features, scan_probabilities=scan_probabilities)
+    y_true, y_pred, features, sample_weight, scan_features, scan_probabilities = rows.values()
     gcm = group_confusion_matrices(
         y_true, y_pred, features, sample_weight=sample_weight, beneficial_label=beneficial_label
     )
@@ -680,27 +393,13 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
     integer = bool(np.all(cms == np.round(cms)))
     notes: list[str] = []
 
-    with jax.enable_x64(True):  # exact counts and float64 metrics whatever the global mode
-        per_group, overall, ofi_m, di_m, ir_m, te_m, ff = jax.tree_util.tree_map(
-            lambda x: np.asarray(x, np.float64), _tables(jnp.asarray(cms_j), di_variant=di_variant)
-        )
-    index = (
-        pd.MultiIndex.from_tuples(list(groups), names=list(names)) if ncols > 1
-        else pd.Index(list(groups), name=names[0])
-    )
-    by_group = pd.DataFrame({c: per_group[c] for c in GROUP_METRICS}, index=index)
-    overall_s = pd.Series({c: float(overall[c]) for c in GROUP_METRICS}, name="overall")
-    if integer:
-        for c in ("n", "tp", "fn", "fp", "tn"):
-            by_group[c] = np.rint(by_group[c]).astype(np.int64)
-
     iu, ju = np.triu_indices(k, 1)
     if method == "monte_carlo" and nboot == 0 and integer:
         raise ValueError("num_samples: method='monte_carlo' needs ≥ 2 draws (it uses num_samples for "
                          "the draws); pass num_samples=2000, or method='auto'.")
     p_m, padj_m, how_m, approx_m, err_m = _pvalues(cms, integer, iu, ju, null=null, method=method, key=k_null,
-                                            num_samples=nboot if method == "monte_carlo" else 0,
-                                            correction=correction)
+                                                   num_samples=nboot if method == "monte_carlo" else 0,
+                                                   correction=correction)
     if not integer:
         notes.append(
             "fractional sample weights: exact OFI tests need integer counts, so p-values are n/a and "
@@ -713,10 +412,24 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
                                           sample_weight, beneficial_label, k)
     if not nboot and not integer:
         raise ValueError("num_samples: fractional weights need the bootstrap for significance; use ≥ 2.")
+    # significance: the adjusted p-value, or (fractional weights) the simultaneous interval
+    significant = (padj_m[iu, ju] < a) if integer else (slo_m[iu, ju] > 0) | (shi_m[iu, ju] < 0)
+    rules = apply_rules(cms_j, significant, di_variant=di_variant, min_group_size=min_n)
+    per_group, overall = rules.per_group, rules.overall
+    ofi_m, di_m, ir_m, te_m, ff = rules.ofi, rules.di, rules.impact_ratio, rules.te, rules.four_fifths
+    index = (
+        pd.MultiIndex.from_tuples(list(groups), names=list(names)) if ncols > 1
+        else pd.Index(list(groups), name=names[0])
+    )
+    by_group = pd.DataFrame({c: per_group[c] for c in GROUP_METRICS}, index=index)
+    overall_s = pd.Series({c: float(overall[c]) for c in GROUP_METRICS}, name="overall")
+    if integer:
+        for c in ("n", "tp", "fn", "fp", "tn"):
+            by_group[c] = np.rint(by_group[c]).astype(np.int64)
 
     pairs = _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how_m, approx_m,
-                   lo_m, hi_m, slo_m, shi_m, integer=integer, alpha=a, null=null, correction=correction,
-                   conf=conf, min_n=min_n, nboot=nboot, err_m=err_m)
+                   lo_m, hi_m, slo_m, shi_m, significant, integer=integer, alpha=a, null=null,
+                   correction=correction, conf=conf, min_n=min_n, nboot=nboot, err_m=err_m)
 
     n_undef_di = int(np.isnan(di_m[iu, ju]).sum() + np.isnan(di_m[ju, iu]).sum())
     if n_undef_di:
@@ -813,7 +526,7 @@ _TEST_NAMES = {"exact": "exact test", "saddlepoint": "saddlepoint approximation 
 
 
 def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how_m, approx_m, lo_m, hi_m,
-           slo_m, shi_m, *, integer, alpha, null, correction, conf, min_n, nboot, err_m=None) -> pd.DataFrame:
+           slo_m, shi_m, significant_p, *, integer, alpha, null, correction, conf, min_n, nboot, err_m=None) -> pd.DataFrame:
     """One row per unordered pair with its verdict and reading."""
     k = len(groups)
     iu, ju = np.triu_indices(k, 1)
@@ -834,15 +547,14 @@ def _pairs(groups, cms, per_group, ofi_m, di_m, ir_m, te_m, ff, p_m, padj_m, how
         if how_m[i, j] == "monte_carlo":
             test_name += f" ({max(nboot, 2)} draws)"
         test_name += f", {null} null"
+        significant = bool(significant_p[pos])
         if integer:
-            significant = bool(padj_m[i, j] < alpha)
             if correction == "none":
                 evidence = f"p = {format_p(p_m[i, j])}, {corr}; {test_name}"
             else:
                 evidence = (f"p = {format_p(padj_m[i, j])}, {corr} (unadjusted {format_p(p_m[i, j])}); "
                             f"{test_name}")
         else:
-            significant = bool(slo_m[i, j] > 0 or shi_m[i, j] < 0)
             adj = "unadjusted for multiplicity" if correction == "none" else (
                 f"Bonferroni-simultaneous over {len(iu)} pair(s)")
             evidence = (f"{100 * conf:.0f}% bootstrap interval [{format_number(slo_m[i, j], 3, True)}, "

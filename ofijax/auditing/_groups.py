@@ -239,7 +239,7 @@ def bin_features(features: Any, *, bins: Any = None, max_levels: int = MAX_LEVEL
 def check_group_count(k: int, limit: int = MAX_GROUPS) -> None:
     """Refuse more than ``limit`` groups, before any pairwise work (k(k − 1)/2 tests).
 
-    >>> from ofijax.auditing import check_group_count
+    >>> from ofijax.auditing.reporting import check_group_count
     >>> check_group_count(10)
     >>> check_group_count(10_000)
     Traceback (most recent call last):

@@ -44,7 +44,7 @@ def write_heatmaps(af: Any, out_dir: str, *, dpi: int = 110) -> tuple[list[str],
         ``(file names written, note)``; the note says why nothing was drawn (no matplotlib, or
         more than ``MAX_HEATMAP_GROUPS`` groups), else None.
     """
-    try:  # no pyplot (its import alone costs ~0.1-0.2 s more): a Figure saved by the Agg canvas
+    try:  # no pyplot (see experiments/notes/auditing.md): a Figure saved by the Agg canvas
         import matplotlib
         from matplotlib.colors import LogNorm, Normalize
         from matplotlib.figure import Figure

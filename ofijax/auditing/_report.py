@@ -92,7 +92,7 @@ Verdicts (OFI paper, §2.3), most severe first:
 def group_label(group: Any) -> str:
     """A group as text: tuples of intersections joined by ``" & "``.
 
-    >>> from ofijax.auditing import group_label
+    >>> from ofijax.auditing.reporting import group_label
     >>> group_label(("Black", "F")), group_label(3)
     ('Black & F', '3')
     """
@@ -104,7 +104,7 @@ def group_label(group: Any) -> str:
 def format_p(p: Any) -> str:
     """A p-value for people: ``"0.012"``, ``"3.10e-05"``, ``"<1e-12"``, ``"n/a"`` (NaN/None).
 
-    >>> from ofijax.auditing import format_p
+    >>> from ofijax.auditing.reporting import format_p
     >>> format_p(0.0123), format_p(3.1e-5), format_p(0.0), format_p(float("nan"))
     ('0.012', '3.10e-05', '<1e-12', 'n/a')
     """
@@ -122,7 +122,7 @@ def to_jsonable(obj: Any) -> Any:
     """Recursively replace NaN/inf with None, NumPy scalars with Python ones, tuples of group
     labels with lists (valid JSON with ``allow_nan=False``).
 
-    >>> from ofijax.auditing import to_jsonable
+    >>> from ofijax.auditing.reporting import to_jsonable
     >>> import numpy as np
     >>> to_jsonable({"a": np.float64("nan"), "b": (np.int64(2), 1.5)})
     {'a': None, 'b': [2, 1.5]}
@@ -200,7 +200,7 @@ def impact_lines(section: dict, md: bool = True) -> list[str]:
     """The impact-ratio tables of report.json's ``impact_ratios`` section as text or Markdown lines.
 
     >>> import ofijax
-    >>> from ofijax.auditing import impact_lines, impact_ratios_section
+    >>> from ofijax.auditing.reporting import impact_lines, impact_ratios_section
     >>> t = ofijax.impact_ratios([1, 1, 0, 0], ["a", "a", "b", "b"], exclude_small=False)
     >>> impact_lines(impact_ratios_section(t))[0]
     '## Impact ratios'

@@ -23,6 +23,9 @@ saddlepoint path (relative error ≤ 2e-3); ``method`` in the result says which 
 
 The bootstrap interval resamples rows within each group, which for unweighted data is exactly
 Multinomial(n_g, cm_g/n_g) per group; the percentile interval of the pairwise OFIs is returned.
+
+The multiplicity adjustments live here too: :func:`holm` (the one Holm, over the last axis of any
+shape: the pairs of one audit, or of every candidate of a batch) and :func:`benjamini_hochberg`.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ NULLS = ("uniform", "pooled")
 #: ``"saddlepoint"`` go to the engine :func:`ofijax.distributions.ofi_pvalue_cms`;
 #: ``"monte_carlo"`` draws ``num_samples`` tables with ``key``.
 METHODS = ("auto", "exact", "saddlepoint", "monte_carlo")
-_METHODS = METHODS  # one vocabulary for ofi_test and pairwise_ofi_test (#36)
+_METHODS = METHODS  # one vocabulary for ofi_test and pairwise_ofi_test
 _PAIR_METHODS = METHODS
 
 
@@ -305,19 +308,50 @@ def _monte_carlo_pvalues(key, cm_i, cm_j, null, num_samples, progress=None):
 
 
 def holm(p_values: Any) -> np.ndarray:
-    """Holm–Bonferroni adjusted p-values (step-down, monotone, capped at 1).
+    r"""Holm–Bonferroni adjusted p-values along the last axis; every leading index is one family.
+
+    With the m p-values of a family sorted, p_(1) ≤ … ≤ p_(m) (ties kept in their given order),
+
+    .. math:: \tilde p_{(r)} = \min\Big(1, \max_{s \le r} (m - s + 1)\, p_{(s)}\Big),
+
+    returned in the input's order (step-down, monotone, capped at 1). A NaN p-value sorts last,
+    counts in m (conservative for the others) and stays NaN. A 0-d input is a family of one.
 
     Examples:
         >>> from ofijax.auditing import holm
         >>> holm([0.01, 0.04, 0.03]).round(2).tolist()
         [0.03, 0.06, 0.06]
+        >>> holm([[0.01, 0.04, 0.03], [0.5, 0.01, 0.2]]).round(2).tolist()
+        [[0.03, 0.06, 0.06], [0.5, 0.03, 0.4]]
     """
-    p = np.asarray(p_values, dtype=np.float64).reshape(-1)
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim == 0:
+        p = p.reshape(1)
+    m = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * np.take_along_axis(p, order, -1), axis=-1)
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, np.minimum(adj, 1.0), -1)
+    return out
+
+
+def benjamini_hochberg(p: Any) -> np.ndarray:
+    r"""Benjamini–Hochberg step-up adjusted p-values (q-values) of one flat family.
+
+    .. math:: q_{(r)} = \min_{s \ge r} \min(1, m\,p_{(s)}/s)
+
+    Examples:
+        >>> from ofijax.auditing import benjamini_hochberg
+        >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
+        [0.04, 0.053, 0.053, 0.5]
+    """
+    p = np.asarray(p, np.float64).reshape(-1)
     m = p.size
     order = np.argsort(p, kind="stable")
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    q = p[order] * m / np.arange(1, m + 1)
+    q = np.minimum.accumulate(q[::-1])[::-1]
     out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
+    out[order] = np.minimum(q, 1.0)
     return out
 
 

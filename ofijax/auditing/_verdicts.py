@@ -9,7 +9,7 @@ The OFI paper's reading (§2.3, §4), with one rule added for small groups:
   lower rate over higher, is below 4/5) and OFI is not significant: the groups are selected at
   different rates, and there is no significant evidence at this sample size that the model's
   errors cause it (which is not proof that they do not; a gap from different base rates reads
-  the same way). Called "systemic disparity" before #37 (:data:`VERDICT_RENAMES`);
+  the same way). Its old name "systemic disparity" maps to it through :data:`VERDICT_RENAMES`;
 * **no evidence**: neither.
 
 **The minimum-evidence rule.** Under the uniform null each of the C(n + 3, 3) confusion matrices
@@ -18,6 +18,9 @@ wrongly denied, the benefit) reach the most extreme B = ±1. So no outcome of a 
 can be significant at level α on its own unless 2 / C(n + 3, 3) < α. The smallest such n is the
 smallest group we judge (5 at α = 0.05, 9 at α = 0.01); a pair with a smaller group is reported
 as "too small to judge": its numbers are shown, no verdict is given.
+
+:func:`verdict_codes` is the rule itself, elementwise over pairs of any shape (used by
+:func:`ofijax.audit`, :func:`ofijax.audit_batch` and :func:`pair_verdict`, which words it).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 from ofijax.auditing import _significance as sig
 
 __all__ = ["VERDICTS", "VERDICT_RENAMES", "DETECTABLE_POWER", "adjust_pvalues", "detectable_ofi",
-           "format_number", "min_group_size", "pair_verdict", "severity_order"]
+           "format_number", "min_group_size", "pair_verdict", "severity_order", "verdict_codes"]
 
 #: The power at which :func:`detectable_ofi` states the smallest detectable |OFI|.
 DETECTABLE_POWER = 0.8
@@ -38,7 +41,7 @@ DETECTABLE_POWER = 0.8
 #: The verdicts, most severe first.
 VERDICTS = ("algorithmic bias", "selection-rate disparity", "too small to judge", "no evidence")
 
-#: Old verdict strings → the current ones. "systemic disparity" (until #37) claimed more than was
+#: Old verdict strings → the current ones. "systemic disparity" claimed more than was
 #: measured: a non-significant OFI is no evidence of algorithmic bias at this sample size, not
 #: proof that the gap comes from base rates. Map stored results with ``VERDICT_RENAMES.get(v, v)``.
 VERDICT_RENAMES = {"systemic disparity": "selection-rate disparity"}
@@ -60,6 +63,33 @@ def min_group_size(alpha: float) -> int:
     while 2.0 / math.comb(n + 3, 3) >= a:
         n += 1
     return n
+
+
+def verdict_codes(small: Any, significant: Any, four_fifths: Any, ofi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The verdict rule, elementwise over pairs (i, j) of any shape: the one rule behind
+    :func:`ofijax.audit`, :func:`ofijax.audit_batch` and :func:`pair_verdict`.
+
+    Returns ``(code, side)``. ``code`` indexes :data:`VERDICTS`: 2 (too small to judge) where
+    ``small``; else 0 (algorithmic bias) where ``significant``; else 1 (selection-rate disparity)
+    where the four-fifths reading fails (``four_fifths`` = ±1, see :func:`ofijax.four_fifths_pair`);
+    else 3 (no evidence). ``side`` names the disadvantaged group: +1 group j, −1 group i, 0 none;
+    a bias finding is against the group with the lower B (OFI = B_i − B_j > 0: j), a disparity
+    against the group selected less (``four_fifths`` = +1: j).
+
+    >>> from ofijax.auditing._verdicts import verdict_codes
+    >>> code, side = verdict_codes([True, False, False, False], [True, True, False, False],
+    ...                            [1.0, 0.0, -1.0, 0.0], [0.1, -0.2, 0.0, 0.0])
+    >>> code.tolist(), side.tolist()
+    ([2, 0, 1, 3], [0, -1, -1, 0])
+    """
+    small = np.asarray(small, dtype=bool)
+    significant = np.asarray(significant, dtype=bool) & ~small
+    ff = np.nan_to_num(np.asarray(four_fifths, dtype=np.float64))  # NaN (undefined) reads as a pass
+    fails = ~small & ~significant & (ff != 0)
+    code = np.where(small, 2, np.where(significant, 0, np.where(fails, 1, 3)))
+    bias_side = np.where(np.asarray(ofi, dtype=np.float64) > 0, 1, -1)
+    side = np.where(significant, bias_side, np.where(fails, np.sign(ff), 0)).astype(np.int64)
+    return code, side
 
 
 def detectable_ofi(cm_i: Any, cm_j: Any, alpha: float, *, null: str = "pooled",
@@ -198,11 +228,13 @@ def pair_verdict(
         ``reading`` (one paragraph).
     """
     small = [(g, n) for g, n in ((gi, n_i), (gj, n_j)) if n < min_size]
+    code, side = verdict_codes(bool(small), significant, four_fifths, ofi)
+    code = int(code)
     could = ""
     if detectable is not None and not math.isnan(detectable):
         could = (f"; no significant algorithmic bias; this test would detect |OFI| >= {detectable:.3f}"
                  + (f" ({detectable_how})" if detectable_how else ""))
-    ff_fails = not math.isnan(four_fifths) and four_fifths != 0
+    ff_fails = not math.isnan(four_fifths) and four_fifths != 0  # the reading; the verdict is `code`
     if ff_fails:
         lo, hi, blo, bhi, dlo = (gj, gi, b_j, b_i, di_ji) if four_fifths > 0 else (gi, gj, b_i, b_j, di_ij)
         di_text = (f"{lo} is selected at {dlo:.2f}× the rate of {hi} (selection rates {blo:.3f} vs "
@@ -215,14 +247,14 @@ def pair_verdict(
         lo = hi = None
         di_text = (f"selection rates {b_i:.3f} ({gi}) vs {b_j:.3f} ({gj}): DI = {di_ij:.2f} passes the "
                    "four-fifths rule")
-    if small:
+    if code == 2:
         who = " and ".join(f"{g} has only {int(n) if float(n).is_integer() else n} people" for g, n in small)
         text = (f"{gi} vs {gj}: too small to judge — {who} (fewer than {min_size}, the smallest group "
                 f"whose outcome could be significant at this alpha). For information only: "
                 f"B_{gi} − B_{gj} = {_f(ofi, sign=True)} ({evidence}); {di_text}.")
         return {"verdict": "too small to judge", "favoured": None, "disadvantaged": None, "reading": text}
-    if significant:
-        fav, dis = (gi, gj) if ofi > 0 else (gj, gi)
+    if code == 0:
+        fav, dis = (gj, gi) if side < 0 else (gi, gj)
         mb_f, mb_d = (mb_i, mb_j) if ofi > 0 else (mb_j, mb_i)
         text = (f"{dis} receives less unjustified benefit than {fav}: B_{dis} − B_{fav} = "
                 f"{_f(mb_d - mb_f, sign=True)} (B = {_f(mb_d, sign=True)} vs {_f(mb_f, sign=True)}; "
@@ -236,7 +268,7 @@ def pair_verdict(
         else:
             text += f" {di_text[0].upper() + di_text[1:]}."
         return {"verdict": "algorithmic bias", "favoured": fav, "disadvantaged": dis, "reading": text}
-    if ff_fails:
+    if code == 1:
         text = (f"{gi} vs {gj}: selection-rate disparity against {lo} (DI fails) — {di_text}; no "
                 f"significant algorithmic bias: B_{gi} − B_{gj} = {_f(ofi, sign=True)} is not significant "
                 f"({evidence}){could.replace('; no significant algorithmic bias', '')}. That is no evidence, "
