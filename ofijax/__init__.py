@@ -11,7 +11,7 @@ Example (the OFI paper's Table 1, scenario B):
 0.2222
 """
 
-from ofijax import _jaxcache as _jaxcache  # switches JAX's persistent compilation cache on
+from ofijax import _jaxcache as _jaxcache  # ofijax's cache folder; changes no JAX setting
 from ofijax import auditing as auditing
 from ofijax import cm as cm
 from ofijax import datasets as datasets

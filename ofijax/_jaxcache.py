@@ -1,42 +1,52 @@
-"""JAX's persistent compilation cache, switched on once when ofijax is imported.
+"""ofijax's compilation cache: kept executables of its first-call programs (:func:`aot_jit`), the
+fast-compiling options of small scan programs (:func:`compiler_options`), and an opt-in switch for
+JAX's persistent compilation cache.
 
-A scan compiles a few large XLA programs (seconds each on CPU). With the persistent cache a second
-process loads them from disk instead of compiling again. Settings (read once, at import):
+**Importing ofijax changes no JAX setting.** ofijax's cache holds ofijax's programs only: the
+first-call programs of the scans and the audit go through :func:`aot_jit`, which keeps their
+compiled executables under ``<cache dir>/ofijax-aot/``, so a later process loads them instead of
+tracing, lowering and compiling them. Everything else, and every program of the user's own, is
+left to JAX's configuration as the user set it (JAX's persistent cache is off unless the user
+turns it on). Switching JAX's process-wide cache on at import would also cache the user's own
+programs into ofijax's folder and change the settings of their process; what it would save on a
+cache-warm first scan is measured in ``experiments/notes/suite_and_cache.md``.
+Settings (read once, at import):
 
-* ``OFIJAX_CACHE=0`` (or ``false``/``no``/``off``): leave JAX's cache settings alone.
+* ``OFIJAX_CACHE=0`` (or ``false``/``no``/``off``): keep no executables (every process compiles).
 * ``OFIJAX_CACHE_DIR``: the cache folder (default ``$XDG_CACHE_HOME/ofijax/jax``, i.e.
-  ``~/.cache/ofijax/jax``).
-* ``OFIJAX_CACHE_MIN_COMPILE_SECS``: only programs that took at least this long to compile are
-  written (default :data:`MIN_COMPILE_SECS` = 0: everything, since the many small programs of a
-  first call add up).
+  ``~/.cache/ofijax/jax``), created on the first write, not at import.
+* ``OFIJAX_JAX_CACHE=1`` (opt-in): also switch JAX's persistent compilation cache on for the whole
+  process, in the same folder (unless ``jax_compilation_cache_dir`` is already set: the user's
+  folder wins), so the small programs outside :func:`aot_jit` are cached too; this changes the
+  process's JAX configuration, and caches the user's programs as well.
+  ``OFIJAX_CACHE_MIN_COMPILE_SECS`` is then the minimum compile time of a program JAX writes
+  (default :data:`MIN_COMPILE_SECS`).
 * ``OFIJAX_FAST_COMPILE=0``: compile small scans with XLA's default options too (see
   :func:`compiler_options`; read when ``ofijax.scan`` is imported).
 * ``OFIJAX_AOT=0``: do not keep compiled executables of :func:`aot_jit` programs (below).
 
-Ahead-of-time executables. JAX's persistent cache skips XLA's compilation, but a new process still
-traces and lowers every program to compute the cache key (for a scan's big program ~1-2 s of
-Python, more than its compile-warm run). :func:`aot_jit` wraps a function like ``jax.jit`` and
-also writes the *compiled executable* (``jax.experimental.serialize_executable``) under
-``<cache dir>/ofijax-aot/``, keyed by the argument shapes and dtypes, the static arguments, the
-ofijax source (a digest of every ``.py`` file of the package), the JAX/jaxlib versions, the
-devices, the JAX configuration and the compiler options; a later process with the same key loads
-it and skips tracing, lowering and compiling. It is the same executable, so results are the same
-bit for bit. A file that cannot be read (or written) is ignored: the call then runs through
-``jax.jit``. Like JAX's own cache, the folder must be trusted: loading an executable runs its code.
-Kept executables are compiled afresh (bypassing JAX's cache, see ``_fresh_compile``); files of
-other ofijax sources or JAX versions are never read again and not removed (delete the folder to
-reclaim the space; ~1 MB per scan shape). An executable XLA refuses to serialize is not kept: a
-``<key>.skip`` marker sends that program through ``jax.jit`` and JAX's cache from then on.
+Ahead-of-time executables. :func:`aot_jit` wraps a function like ``jax.jit`` and also writes the
+*compiled executable* (``jax.experimental.serialize_executable``) under ``<cache dir>/ofijax-aot/``,
+keyed by the argument shapes and dtypes, the static arguments, the ofijax source (a digest of
+every ``.py`` file of the package), the JAX/jaxlib versions, the devices, the JAX configuration and
+the compiler options; a later process with the same key loads it and skips tracing, lowering and
+compiling (JAX's own persistent cache would still trace and lower every program to compute its
+key). It is the same executable, so results are the same bit for bit. A file that cannot be read
+(or written) is ignored: the call then runs through ``jax.jit``. Like JAX's own cache, the folder
+must be trusted: loading an executable runs its code. Kept executables are compiled bypassing
+JAX's persistent cache when that cache is on (see ``_fresh_compile``); files of other ofijax
+sources or JAX versions are never read again and not removed (delete the folder to reclaim the
+space; ~1 MB per scan shape). An executable XLA refuses to serialize is not kept: a ``<key>.skip``
+marker sends that program through ``jax.jit`` from then on.
 
-If the user already set ``jax_compilation_cache_dir`` (e.g. ``JAX_COMPILATION_CACHE_DIR``), that
-folder is kept. A cached program is the same executable XLA would build, so results do not depend
-on whether the cache is warm. A folder that cannot be created switches the cache off silently.
+A kept executable is the same executable XLA would build, so results do not depend on whether the
+cache is warm. A folder that cannot be written is ignored silently (every call still runs).
 
 >>> from ofijax._jaxcache import cache_settings
 >>> sorted(cache_settings({"OFIJAX_CACHE": "0"}))
-['dir', 'enabled', 'min_compile_secs']
->>> cache_settings({"OFIJAX_CACHE": "0"})["enabled"]
-False
+['dir', 'enabled', 'jax_cache', 'min_compile_secs']
+>>> cache_settings({"OFIJAX_CACHE": "0"})["enabled"], cache_settings({})["jax_cache"]
+(False, False)
 """
 
 from __future__ import annotations
@@ -56,11 +66,8 @@ import numpy as np
 __all__ = ["FAST_COMPILE", "MIN_COMPILE_SECS", "AOTFunction", "aot_enabled", "aot_jit",
            "cache_settings", "compiler_options", "enable", "enabled_dir"]
 
-#: Default threshold 0: every program is written. A first 10k × 4 × 5 Bias Scan compiles 18
-#: programs, most of them small (device transfers, the PRNG seed; 10–100 ms each on a loaded
-#: 2-core machine; it was 45 before ``row_mask``/``pad_cells`` were jitted); caching them too
-#: measured ~2× faster cache-warm first calls than a 0.2 s threshold (second process). All 18 are
-#: cache hits in a second process.
+#: With ``OFIJAX_JAX_CACHE=1``: JAX writes every program (the many small programs of a first call
+#: add up; see experiments/notes/suite_and_cache.md).
 MIN_COMPILE_SECS = 0.0
 
 _ENABLED_DIR: str | None = None
@@ -97,40 +104,54 @@ FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_
 _FAST_COMPILE_JAXLIB = ((0, 6), (0, 11))
 
 
+def _flag(env: Mapping[str, str], name: str, default: str) -> bool:
+    """An on/off environment variable: ``0``/``false``/``no``/``off`` is off; unset or empty is
+    ``default``; anything else is on."""
+    value = env.get(name, "").strip().lower() or default
+    return value not in ("0", "false", "no", "off")
+
+
 def cache_settings(environ: Mapping[str, str] | None = None) -> dict:
-    """The cache settings the environment asks for: ``{"enabled", "dir", "min_compile_secs"}``."""
+    """The cache settings the environment asks for: ``{"enabled", "dir", "jax_cache",
+    "min_compile_secs"}`` (``jax_cache``: the opt-in ``OFIJAX_JAX_CACHE=1``)."""
     env = os.environ if environ is None else environ
-    off = env.get("OFIJAX_CACHE", "1").strip().lower() in ("0", "false", "no", "off")
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     folder = env.get("OFIJAX_CACHE_DIR") or os.path.join(base, "ofijax", "jax")
     try:
         secs = float(env.get("OFIJAX_CACHE_MIN_COMPILE_SECS", MIN_COMPILE_SECS))
     except ValueError:
         secs = MIN_COMPILE_SECS
-    return {"enabled": not off, "dir": folder, "min_compile_secs": max(secs, 0.0)}
+    enabled = _flag(env, "OFIJAX_CACHE", "1")
+    return {"enabled": enabled, "dir": folder,
+            "jax_cache": enabled and _flag(env, "OFIJAX_JAX_CACHE", "0"),
+            "min_compile_secs": max(secs, 0.0)}
 
 
 def enable(environ: Mapping[str, str] | None = None) -> str | None:
-    """Switch JAX's persistent compilation cache on (idempotent); returns the folder or None."""
+    """Set ofijax's cache folder from the environment (idempotent); returns it, or None when off.
+
+    Changes no JAX setting, except with the opt-in ``OFIJAX_JAX_CACHE=1``: then JAX's persistent
+    compilation cache is switched on in that folder, unless ``jax_compilation_cache_dir`` is
+    already set (the user's folder is kept)."""
     global _ENABLED_DIR
     s = cache_settings(environ)
     if not s["enabled"]:
+        _ENABLED_DIR = None
         return None
-    import jax
-
-    current = jax.config.jax_compilation_cache_dir
-    if current:  # the user's own setting wins
-        _ENABLED_DIR = current
-        return current
-    try:
-        os.makedirs(s["dir"], exist_ok=True)
-    except OSError:
-        return None
-    jax.config.update("jax_compilation_cache_dir", s["dir"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", s["min_compile_secs"])
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     _ENABLED_DIR = s["dir"]
-    return s["dir"]
+    if s["jax_cache"]:
+        import jax
+
+        if not jax.config.jax_compilation_cache_dir:
+            try:
+                os.makedirs(s["dir"], exist_ok=True)
+            except OSError:
+                return _ENABLED_DIR
+            jax.config.update("jax_compilation_cache_dir", s["dir"])
+            jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                              s["min_compile_secs"])
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return _ENABLED_DIR
 
 
 def compiler_options(version: str | None = None) -> dict:
@@ -142,7 +163,7 @@ def compiler_options(version: str | None = None) -> dict:
     >>> compiler_options("0.10.2") == FAST_COMPILE, compiler_options("0.4.30")
     (True, {})
     """
-    if os.environ.get("OFIJAX_FAST_COMPILE", "1").strip().lower() in ("0", "false", "no", "off"):
+    if not _flag(os.environ, "OFIJAX_FAST_COMPILE", "1"):
         return {}
     if version is None:
         from importlib.metadata import PackageNotFoundError
@@ -161,7 +182,7 @@ def compiler_options(version: str | None = None) -> dict:
 
 
 def enabled_dir() -> str | None:
-    """The folder the cache writes to (None when off)."""
+    """The folder ofijax's kept executables go to (under ``ofijax-aot/``; None when off)."""
     return _ENABLED_DIR
 
 
@@ -190,10 +211,9 @@ except ImportError:  # pragma: no cover - other JAX versions
 def aot_enabled() -> bool:
     """Whether :func:`aot_jit` programs keep executables: the cache is on, ``OFIJAX_AOT`` is not
     ``0`` and JAX sees one device (a loaded executable is placed on every device of the backend,
-    so hosts with several are left to ``jax.jit`` and JAX's cache)."""
+    so hosts with several are left to ``jax.jit``)."""
     global _SINGLE_DEVICE
-    off = os.environ.get("OFIJAX_AOT", "1").strip().lower() in ("0", "false", "no", "off")
-    if _ENABLED_DIR is None or off:
+    if _ENABLED_DIR is None or not _flag(os.environ, "OFIJAX_AOT", "1"):
         return False
     if _SINGLE_DEVICE is None:
         import jax
@@ -337,7 +357,7 @@ class AOTFunction:
             if fast is not None:
                 _LOADED[fast] = compiled
             return out
-        if os.path.exists(_skip_path(key)):  # not serializable: jax.jit and JAX's own cache
+        if os.path.exists(_skip_path(key)):  # not serializable: through jax.jit
             return self._plain(key, fast, args, kwargs)
         with _gc_paused():
             compiled = _fresh_compile(self.jitted.lower(*args, **kwargs))
@@ -350,7 +370,8 @@ class AOTFunction:
         return compiled(*dynamic)
 
     def _plain(self, key, fast, args, kwargs):
-        """The call through ``jax.jit`` (JAX's persistent cache), remembered for ``key``."""
+        """The call through ``jax.jit`` (and JAX's persistent cache where the user or
+        ``OFIJAX_JAX_CACHE=1`` turned it on), remembered for ``key``."""
         with _gc_paused():
             compiled = self.jitted.lower(*args, **kwargs).compile()
         _LOADED[key] = compiled
@@ -395,19 +416,21 @@ def jax_block(out) -> None:
 
 
 def _fresh_compile(lowered):
-    """``lowered.compile()`` bypassing JAX's persistent cache: an XLA:CPU executable read back
-    from that cache and serialized again can miss its kernels ("Function ... not found" when
-    run in the next process, jaxlib 0.10.2), so kept executables are always compiled here."""
+    """``lowered.compile()``, bypassing JAX's persistent cache when it is on: an XLA:CPU
+    executable read back from that cache and serialized again can miss its kernels ("Function ...
+    not found" when run in the next process, jaxlib 0.10.2), so kept executables are always
+    compiled here. With JAX's cache off (the default) no setting is touched."""
     import jax
     from jax.experimental.compilation_cache import compilation_cache as cc
 
-    was = jax.config.jax_enable_compilation_cache
+    if not (jax.config.jax_compilation_cache_dir and jax.config.jax_enable_compilation_cache):
+        return lowered.compile()
     jax.config.update("jax_enable_compilation_cache", False)
     cc.reset_cache()
     try:
         return lowered.compile()
     finally:
-        jax.config.update("jax_enable_compilation_cache", was)
+        jax.config.update("jax_enable_compilation_cache", True)
         cc.reset_cache()
 
 

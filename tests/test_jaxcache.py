@@ -1,4 +1,5 @@
-"""The persistent compilation cache switched on by ``import ofijax`` (``ofijax._jaxcache``)."""
+"""ofijax's compilation cache (``ofijax._jaxcache``): kept executables, fast-compiling options, and
+JAX's configuration left as the user set it."""
 
 from __future__ import annotations
 
@@ -15,41 +16,92 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_settings_from_environment(tmp_path):
     s = cache_settings({"OFIJAX_CACHE_DIR": str(tmp_path)})
-    assert s == {"enabled": True, "dir": str(tmp_path), "min_compile_secs": MIN_COMPILE_SECS}
+    assert s == {"enabled": True, "dir": str(tmp_path), "jax_cache": False,
+                 "min_compile_secs": MIN_COMPILE_SECS}
     assert cache_settings({"OFIJAX_CACHE": "0"})["enabled"] is False
     assert cache_settings({"OFIJAX_CACHE": "off"})["enabled"] is False
+    assert cache_settings({"OFIJAX_CACHE": ""})["enabled"] is True  # empty: the default
     home = cache_settings({"XDG_CACHE_HOME": str(tmp_path)})["dir"]
     assert home == os.path.join(str(tmp_path), "ofijax", "jax")
     assert cache_settings({"OFIJAX_CACHE_MIN_COMPILE_SECS": "1.5"})["min_compile_secs"] == 1.5
     assert cache_settings({"OFIJAX_CACHE_MIN_COMPILE_SECS": "x"})["min_compile_secs"] == 0.0
+    # JAX's process-wide cache only on request, and never when ofijax's cache is off
+    assert cache_settings({"OFIJAX_JAX_CACHE": "1"})["jax_cache"] is True
+    assert cache_settings({"OFIJAX_JAX_CACHE": "0"})["jax_cache"] is False
+    assert cache_settings({"OFIJAX_JAX_CACHE": "1", "OFIJAX_CACHE": "0"})["jax_cache"] is False
 
 
+# A fresh process: JAX's configuration before and after `import ofijax`, after an ofijax
+# first-call program (aot_jit: compiled, kept) and after a program of the user's own.
 _PROG = textwrap.dedent("""
-    import jax, jax.numpy as jnp
+    import json
+    import jax, jax.numpy as jnp, numpy as np
+    def config():
+        return {k: repr(v) for k, v in jax.config.values.items()}
+    before = config()
     import ofijax
+    from ofijax import _jaxcache
+    after_import = config()
+    g = _jaxcache.aot_jit(lambda x: jnp.cumsum(x * 2.0), name="test.subprocess")
+    g_value = float(g(np.arange(4.0, dtype=np.float32))[-1])
     f = jax.jit(lambda x: jnp.cumsum(jnp.sin(x) * 3.0))
-    print(jax.config.jax_compilation_cache_dir)
-    print(repr(float(f(jnp.arange(5.0))[-1])))
+    value = float(f(jnp.arange(5.0))[-1])
+    after_calls = config()
+    changed = lambda d: sorted(k for k in set(before) | set(d) if before.get(k) != d.get(k))
+    print(json.dumps({"import_changed": changed(after_import), "calls_changed": changed(after_calls),
+                      "jax_dir": jax.config.jax_compilation_cache_dir,
+                      "ofijax_dir": _jaxcache.enabled_dir(), "value": repr(value),
+                      "g_value": g_value}))
 """)
 
 
 def _run(env_extra):
+    import json
+
     env = {k: v for k, v in os.environ.items()
-           if k not in ("OFIJAX_CACHE", "OFIJAX_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR")}
+           if k not in ("OFIJAX_CACHE", "OFIJAX_CACHE_DIR", "OFIJAX_JAX_CACHE",
+                        "JAX_COMPILATION_CACHE_DIR")}
     env.update(env_extra, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", _PROG], env=env, capture_output=True, text=True,
                          check=True, timeout=300)
-    return out.stdout.split()
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_import_enables_cache_and_results_do_not_depend_on_it(tmp_path):
+def test_import_leaves_jax_configuration_alone_and_keeps_only_ofijax_programs(tmp_path):
+    """By default `import ofijax` (and ofijax's calls) change no JAX setting: JAX's persistent
+    cache stays off, the user's program is cached nowhere, and ofijax's folder holds only its
+    kept executables (ofijax-aot/), which a second process loads; results never depend on it."""
     cache = tmp_path / "c"
-    d1, v1 = _run({"OFIJAX_CACHE_DIR": str(cache)})  # cold: compiles, writes
-    assert d1 == str(cache) and any(cache.iterdir())
-    d2, v2 = _run({"OFIJAX_CACHE_DIR": str(cache)})  # warm: loads
-    d3, v3 = _run({"OFIJAX_CACHE": "0"})  # off
-    assert d3 == "None"
-    assert v1 == v2 == v3
+    cold = _run({"OFIJAX_CACHE_DIR": str(cache)})  # compiles, keeps ofijax's executable
+    assert cold["import_changed"] == [] and cold["calls_changed"] == []
+    assert cold["jax_dir"] is None and cold["ofijax_dir"] == str(cache)
+    assert sorted(p.name for p in cache.iterdir()) == ["ofijax-aot"]
+    assert len(list((cache / "ofijax-aot").glob("*.aot"))) == 1  # g only; the user's f nowhere
+    warm = _run({"OFIJAX_CACHE_DIR": str(cache)})  # loads it
+    assert warm["import_changed"] == [] and warm["calls_changed"] == []
+    off = _run({"OFIJAX_CACHE": "0", "OFIJAX_CACHE_DIR": str(tmp_path / "off")})
+    assert off["ofijax_dir"] is None and not (tmp_path / "off").exists()
+    assert off["import_changed"] == [] and off["calls_changed"] == []
+    assert cold["value"] == warm["value"] == off["value"]
+    assert cold["g_value"] == warm["g_value"] == off["g_value"] == 12.0
+
+
+def test_jax_cache_on_request_and_the_users_own_folder_wins(tmp_path):
+    """OFIJAX_JAX_CACHE=1 opts in to JAX's process-wide cache in ofijax's folder (the user's
+    programs are written there too); a folder the user set for JAX is kept, and ofijax's kept
+    executables still go to ofijax's folder."""
+    cache = tmp_path / "c"
+    on = _run({"OFIJAX_CACHE_DIR": str(cache), "OFIJAX_JAX_CACHE": "1"})
+    assert on["jax_dir"] == str(cache)
+    assert "jax_compilation_cache_dir" in on["import_changed"]
+    assert on["calls_changed"] == on["import_changed"]  # compiles restore what they touch
+    assert len([p for p in cache.iterdir() if p.name != "ofijax-aot"]) >= 1  # JAX's entries
+    mine = tmp_path / "mine"
+    user = _run({"OFIJAX_CACHE_DIR": str(cache), "OFIJAX_JAX_CACHE": "1",
+                 "JAX_COMPILATION_CACHE_DIR": str(mine)})
+    assert user["jax_dir"] == str(mine) and user["ofijax_dir"] == str(cache)
+    assert user["import_changed"] == [] and user["calls_changed"] == []
+    assert on["value"] == user["value"] and on["g_value"] == user["g_value"] == 12.0
 
 
 def test_compiler_options_gated_by_version_and_environment(monkeypatch):
