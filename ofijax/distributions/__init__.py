@@ -33,41 +33,43 @@ Example:
     (286, Fraction(7, 50))
 """
 
-from ofijax.distributions._exact import PAPER_THRESHOLD as PAPER_THRESHOLD
 from ofijax.distributions._exact import PMF as PMF
 from ofijax.distributions._exact import Moments as Moments
-from ofijax.distributions._exact import Threshold as Threshold
 from ofijax.distributions._exact import cell_value_count as cell_value_count
-from ofijax.distributions._exact import (
-    dirichlet_multinomial_sampler as dirichlet_multinomial_sampler,
-)
 from ofijax.distributions._exact import enumerate_confusion_matrices as enumerate_confusion_matrices
 from ofijax.distributions._exact import marginal_benefit_count as marginal_benefit_count
 from ofijax.distributions._exact import marginal_benefit_moments as marginal_benefit_moments
 from ofijax.distributions._exact import marginal_benefit_pmf as marginal_benefit_pmf
-from ofijax.distributions._exact import monte_carlo as monte_carlo
-from ofijax.distributions._exact import multinomial_sampler as multinomial_sampler
 from ofijax.distributions._exact import num_confusion_matrices as num_confusion_matrices
 from ofijax.distributions._exact import ofi_moments as ofi_moments
 from ofijax.distributions._exact import ofi_pmf as ofi_pmf
-from ofijax.distributions._exact import ofi_threshold as ofi_threshold
-from ofijax.distributions._exact import pair_sampler as pair_sampler
-from ofijax.distributions._exact import pair_statistic as pair_statistic
 from ofijax.distributions._exact import rank_confusion_matrix as rank_confusion_matrix
-from ofijax.distributions._exact import reduce_all as reduce_all
-from ofijax.distributions._exact import sample_dirichlet_multinomial as sample_dirichlet_multinomial
-from ofijax.distributions._exact import sample_multinomial as sample_multinomial
-from ofijax.distributions._exact import sample_uniform as sample_uniform
-from ofijax.distributions._exact import subsample as subsample
-from ofijax.distributions._exact import subsample_sampler as subsample_sampler
-from ofijax.distributions._exact import sweep as sweep
-from ofijax.distributions._exact import uniform_sampler as uniform_sampler
 from ofijax.distributions._exact import unrank_confusion_matrix as unrank_confusion_matrix
-from ofijax.distributions._montecarlo import Summary as Summary
-from ofijax.distributions._montecarlo import merge_summaries as merge_summaries
 from ofijax.distributions._pvalue import PValue as PValue
 from ofijax.distributions._pvalue import ofi_pvalue as ofi_pvalue
 from ofijax.distributions._pvalue import ofi_pvalue_cms as ofi_pvalue_cms
+from ofijax.distributions._reduce import monte_carlo as monte_carlo
+from ofijax.distributions._reduce import reduce_all as reduce_all
+from ofijax.distributions._reduce import sweep as sweep
+from ofijax.distributions._samplers import (
+    dirichlet_multinomial_sampler as dirichlet_multinomial_sampler,
+)
+from ofijax.distributions._samplers import multinomial_sampler as multinomial_sampler
+from ofijax.distributions._samplers import pair_sampler as pair_sampler
+from ofijax.distributions._samplers import pair_statistic as pair_statistic
+from ofijax.distributions._samplers import (
+    sample_dirichlet_multinomial as sample_dirichlet_multinomial,
+)
+from ofijax.distributions._samplers import sample_multinomial as sample_multinomial
+from ofijax.distributions._samplers import sample_uniform as sample_uniform
+from ofijax.distributions._samplers import subsample as subsample
+from ofijax.distributions._samplers import subsample_sampler as subsample_sampler
+from ofijax.distributions._samplers import uniform_sampler as uniform_sampler
+from ofijax.distributions._summary import Summary as Summary
+from ofijax.distributions._summary import merge_summaries as merge_summaries
+from ofijax.distributions._threshold import PAPER_THRESHOLD as PAPER_THRESHOLD
+from ofijax.distributions._threshold import Threshold as Threshold
+from ofijax.distributions._threshold import ofi_threshold as ofi_threshold
 
 __all__ = [
     "PMF",
