@@ -14,7 +14,7 @@ Each seed draws a train / validation / test split (COMPAS 50/20/30 %; Adult 6,00
 10,000 rows). Methods: logistic regression (scikit-learn); ``ofijax.diff.OFIClassifier`` with
 its defaults and tuned on validation over a small grid (when the class exists);
 ``ofijax.diff.OFIThresholdOptimizer`` on the logistic scores (randomized, tolerance 0; and
-deterministic); fairlearn ``ExponentiatedGradient`` (demographic parity, equalized odds, and an
+deterministic, tolerance 0.01); fairlearn ``ExponentiatedGradient`` (demographic parity, equalized odds, and an
 OFI moment: ``UtilityParity`` with utilities ``[-y, 1 - y]``, i.e. equal ``E[ŷ - y | A]``; each
 with logistic regression, ``eps=0.01``, ``max_iter=20``, 5 with ``--quick``); fairlearn
 ``ThresholdOptimizer`` (equalized odds, false-negative-rate parity). fairret is not run: its
@@ -24,12 +24,14 @@ Model selection uses validation data only: the tuned OFIClassifier takes the gri
 highest validation accuracy among those with validation max|OFI| <= 0.02, else the one with the
 smallest validation max|OFI|. Every other method runs at fixed settings.
 
-Uncertainty: per data set and seed, the **noise floor** is the 95th percentile of max|OFI| when
+Uncertainty: per data set and seed, ``noise_floor`` is the 95th percentile of max|OFI| when
 every test group's confusion matrix is drawn from the pooled cell probabilities of the logistic
-model's test predictions at the test group sizes (4,000 multinomial draws; computed here in NumPy
-— the issue's ``ofijax.diff.evaluate`` extension was not committed when this script was
-written). A method's interval is the range over seeds; differences between methods are paired
-over seeds (same splits) with a 95 % t-interval of the mean difference.
+model's test predictions at the test group sizes (4,000 multinomial draws in NumPy, an
+independent check); per method and seed, ``ofijax.diff.evaluate(key, ...)`` on its test
+predictions gives a simultaneous 95 % interval for max|OFI| (``test_max_ofi_lo``/``_hi``) and the
+noise floor of those predictions (``eval_noise_floor``; 1,000 draws). Over seeds, a method's
+interval is the range; differences between methods are paired over seeds (same splits) with a
+95 % t-interval of the mean difference.
 
 Separately, the issue's target for OFIThresholdOptimizer is checked on COMPAS AA vs Caucasian
 with 50/50 train/test splits over 10 seeds.
@@ -41,12 +43,14 @@ Usage: ``python experiments/diff_benchmark.py [--quick] [--seeds 5]``. Writes
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
 import warnings
 from pathlib import Path
 
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
@@ -137,6 +141,24 @@ def noise_floor(y, pred, g, rng, draws=NOISE_DRAWS):
     return float(np.quantile(bs.max(1) - bs.min(1), 0.95))
 
 
+def held_out(seed, y, pred, g):
+    """ofijax.diff.evaluate on fixed predictions: max|OFI| interval and noise floor (or NaNs).
+
+    The predictions enter as logits ``2ŷ - 1`` of a model that returns its input, so the
+    package's simultaneous bootstrap intervals and noise floor apply to every method alike.
+    """
+    nan = {"test_max_ofi_lo": np.nan, "test_max_ofi_hi": np.nan, "eval_noise_floor": np.nan}
+    if "key" not in inspect.signature(diff.evaluate).parameters:
+        return nan
+    gw = diff.one_hot_groups(g)
+    batch = diff.Batch(jnp.asarray(2.0 * pred[:, None] - 1.0, jnp.float32), jnp.asarray(y),
+                       gw.weights)
+    ev = diff.evaluate(seed, lambda p, x: x[:, 0], None, batch, num_samples=1000)
+    lo, hi = np.asarray(ev.max_abs_ofi_interval, dtype=float)
+    return {"test_max_ofi_lo": lo, "test_max_ofi_hi": hi,
+            "eval_noise_floor": float(ev.noise_floor)}
+
+
 # ---------------------------------------------------------------------------------------------
 # methods: each returns (validation predictions, test predictions)
 # ---------------------------------------------------------------------------------------------
@@ -154,10 +176,10 @@ def m_logistic(tr, va, te, seed, ctx):
     return lr.predict(va[0]), lr.predict(te[0])
 
 
-def _ofi_threshold(randomize):
+def _ofi_threshold(randomize, tolerance):
     def run(tr, va, te, seed, ctx):
         post = diff.OFIThresholdOptimizer(ctx["lr"], prefit=True, randomize=randomize,
-                                          random_state=seed)
+                                          tolerance=tolerance, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # deterministic: smallest reachable
             post.fit(tr[0], tr[1], sensitive_features=tr[2])
@@ -229,8 +251,8 @@ def _fl_threshold(constraint):
 
 def methods(quick):
     out = {"logistic": m_logistic,
-           "ofi_threshold": _ofi_threshold(True),
-           "ofi_threshold_det": _ofi_threshold(False)}
+           "ofi_threshold": _ofi_threshold(True, 0.0),
+           "ofi_threshold_det": _ofi_threshold(False, 0.01)}
     if hasattr(diff, "OFIClassifier"):
         out["ofi_classifier"] = _ofi_classifier([{}])
         grid = [{"strength": s, "surrogate_temperature": t}
@@ -356,6 +378,7 @@ def main() -> None:
                     "test_max_ofi": max_abs_ofi(te[1], pt, te[2]),
                     "noise_floor": floor, "fit_s": fit_s,
                     "n_train": len(tr[1]), "n_test": len(te[1]),
+                    **held_out(seed, te[1], pt, te[2]),
                 })
                 if mname == "ofi_classifier_tuned":
                     chosen.append(f"{name} seed {seed}: {ctx.pop('chosen')}")
