@@ -11,7 +11,7 @@ import pytest
 
 import ofijax
 from ofijax import distributions as D
-from ofijax.distributions import _montecarlo as MC
+from ofijax.distributions import _summary as MC
 
 
 def exact_bins(values, bins, lo, hi):
