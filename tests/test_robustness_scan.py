@@ -153,7 +153,8 @@ def test_rate_scans_match_brute_force(t, beneficial):
         assert res.total_size >= res.size
     # λ = 0 IJDI-Scan is FPR-Scan's coordinate ascent (same key and restarts)
     a = fpr_scan(df, y, yhat, beneficial_label=beneficial, search="coordinate_ascent")
-    b = ijdi_scan(df, y, yhat, np.full(N, 0.5), lam=0.0, beneficial_label=beneficial)
+    b = ijdi_scan(df, y, yhat, np.full(N, 0.5), lam=0.0, beneficial_label=beneficial,
+                  search="coordinate_ascent")
     assert a.score == pytest.approx(b.score, abs=1e-9) and a.subset == b.subset
 
 

@@ -1,4 +1,10 @@
-"""Public Bias Scan entry points: :func:`bias_scan` and :func:`score_subset`."""
+"""Public Bias Scan entry points: :func:`bias_scan` and :func:`score_subset`.
+
+Owns their validation (once per call), the encoding of rows into cells, the choice of search
+(exhaustive where the space is small, else multi-start coordinate ascent), the first-call programs
+of the cell statistics, top-k and randomization tests, and the assembly of their
+:class:`~ofijax.scan.ScanResult`.
+"""
 
 from __future__ import annotations
 
@@ -134,8 +140,7 @@ def _features_counts(problem, basis, layout, y, p):
 def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells, stacked):
     layout = None if slot_row is None else RowLayout(slot_row, block_cell, group)
     # the features and counts summed straight into the padded cells (empty ones: zero), not
-    # copied onto padded arrays afterwards: at 100k rows in 99k cells (115k padded) that copy
-    # and its fresh 40 MB array cost ~9 ms of the program's ~39
+    # copied onto padded arrays afterwards (a copy and a fresh array; experiments/notes/scans.md)
     padded = pad_problem_cells(problem, num_cells)
     Y = outcome_counts(jnp.asarray(y), problem.row_cell, num_cells)
     # stacked: the search's statistics [Phi | Y | n | 0…], summed as one array
@@ -146,10 +151,9 @@ def _cells_program(p, y, problem, basis, slot_row, block_cell, group, num_cells,
 
 
 # Features, outcome counts and padding as one program (their jitted functions, called inside it),
-# with its executable kept on disk (``aot_jit``): one load instead of ~5 traced programs. Tables of
-# at most SMALL_CELLS (padded) cells get the fast-compiling options, as their search does: at
-# 10k rows × 625 cells it compiled in 0.09 instead of 0.16 s and ran in 0.6 instead of 0.9 ms
-# (100k rows: 3.0 vs 3.3 ms), while at 10k cells the default program ran faster (7.1 vs 8.6 ms).
+# with its executable kept on disk (``aot_jit``): one load instead of several traced programs.
+# Tables of at most SMALL_CELLS (padded) cells get the fast-compiling options, as their search
+# does (chosen by the measurements in experiments/notes/scans.md).
 _CELLS = Programs(_cells_program, "ofijax.scan.cells", static_argnums=(6, 7, 8))
 
 

@@ -1,4 +1,8 @@
-"""Exhaustive Bias Scan: score every subgroup of a small attribute space, keep the global optimum.
+"""Exhaustive search: score every subgroup of a small attribute space, keep the global optimum.
+
+Owns the enumeration of subgroups, the chunked scoring program (:func:`exhaustive_arrays`, used by
+Bias Scan, FPR-/TPR-Scan and IJDI-Scan's Algorithm 1) and the one ``search="auto"`` rule
+(:func:`resolve_search`, :func:`exhaustive_feasible`, :func:`rate_exhaustive_feasible`).
 
 A subgroup picks, for each attribute m, a non-empty subset of its V_m values (the full set means
 "unconstrained", penalty 0), so there are ``Π_m (2^{V_m} − 1)`` of them (COMPAS's 5 IJDI

@@ -60,6 +60,11 @@ from ._exhaustive import (
     num_subgroups,
     resolve_search,
 )
+from ._ijdi_exhaustive import (
+    ijdi_exhaustive_feasible,
+    ijdi_steps_null_scores,
+    observed_ijdi_steps,
+)
 from ._randomization import (
     PROCEDURE,
     NullSpec,
@@ -99,7 +104,8 @@ class IJDIStep(NamedTuple):
         result), ``"no_subgroup"`` (score ≤ 0: nothing detected). On the last step, a value other
         than ``"accepted"``/``"no_subgroup"`` means the cap ``max_adjustments`` stopped the loop.
       factor: α or β of the adjustment (NaN when none).
-      scan_converged: every restart of this scan reached a local optimum within ``max_steps``.
+      scan_converged: every restart of this scan reached a local optimum within ``max_steps``
+        (an exhaustive scan: always True).
     """
 
     score: float
@@ -154,6 +160,7 @@ def _build(side: Side, problem, out, rows_in, *, kind, lam, eps, qb, p_val, null
         history=tuple(steps),
         p_scan=p_scan,
         num_rescans=int(out.num_scans) - 1,
+        rate=float(side.y.mean()),
     )
 
 
@@ -225,6 +232,9 @@ def _drive(spec: NullSpec, side: Side, lam: float, opts: ScanOptions, rnd, stric
         p_null = device_array(np.concatenate([p_null, np.zeros(data.y.shape[0] - data.n)]))
         common = dict(kind=spec.kind, lam=lam, eps=eps, qb=qb)
         nv = np.asarray(problem.n_values)
+        if spec.kind == "ijdi" and search == "auto":
+            search = ("exhaustive" if ijdi_exhaustive_feasible(
+                nv, problem.num_cells, basis.num_features) else "coordinate_ascent")
         search = resolve_search(search, nv, problem.num_cells, hint=", or bin / group values")
         common["search"] = search
         if opts.top_k is None and search == "coordinate_ascent":
@@ -246,20 +256,27 @@ def _drive(spec: NullSpec, side: Side, lam: float, opts: ScanOptions, rnd, stric
                          p_val=p_value(score, null) if null is not None else math.nan, **common)
         else:
             k_top = opts.top_k or 1
-            enum, enum_kw = None, {}
+            enum, num, chunk = None, 0, 0
             if search == "exhaustive":
                 enum = make_enumeration(nv, problem.v_max)
                 num = num_subgroups(nv)
-                enum_kw = dict(enum_num=num, enum_chunk=chunk_size(num, problem.num_cells,
-                                                                   len(nv), 1))
-            sspec = StepSpec(spec, k_top, search, **enum_kw)
-            outs, valids = observed_steps(sspec, key, data.y, data.p, data.valid, data.row_cell,
-                                          problem, basis, params, enum)
+                width = basis.num_features if spec.kind == "ijdi" else 1  # features per cell
+                chunk = chunk_size(num, problem.num_cells, len(nv), width)
+            if spec.kind == "ijdi" and search == "exhaustive":  # Algorithm 1, scans certified
+                outs, valids = observed_ijdi_steps(data, basis, params, enum, k=k_top,
+                                                   history=spec.history, num=num, chunk=chunk)
+                null, bad = ijdi_steps_null_scores(
+                    key, spec, data, p_null, basis, params, enum, k=k_top, num=num, chunk=chunk,
+                    num_samples=rnd.num_samples, replicate_chunk=rnd.replicate_chunk)
+            else:
+                sspec = StepSpec(spec, k_top, search, enum_num=num, enum_chunk=chunk)
+                outs, valids = observed_steps(sspec, key, data.y, data.p, data.valid,
+                                              data.row_cell, problem, basis, params, enum)
+                null, bad = steps_null_scores(key, sspec, data, p_null, basis, params, enum,
+                                              num_samples=rnd.num_samples,
+                                              replicate_chunk=rnd.replicate_chunk)
             outs = jax.tree.map(np.asarray, outs)
             valids = np.asarray(valids)[:, : data.n]
-            null, bad = steps_null_scores(key, sspec, data, p_null, basis, params, enum,
-                                          num_samples=rnd.num_samples,
-                                          replicate_chunk=rnd.replicate_chunk)
             results, earlier = [], np.zeros(side.n, bool)
             for j in range(k_top):
                 out = jax.tree.map(lambda a, j=j: a[j], outs)
@@ -503,6 +520,7 @@ def ijdi_scan(
     max_values: int | None = DEFAULT_MAX_VALUES,
     group=None,
     num_replicates: int | None = None,
+    search: str = "auto",
 ) -> ScanResult:
     r"""IJDI-Scan: the subgroup with the most significant *insufficiently justified* disparate impact.
 
@@ -530,11 +548,21 @@ def ijdi_scan(
     Adjustments accumulate; the loop stops at the first subgroup passing both tests (or scoring 0),
     or after ``max_adjustments`` rescans (``converged=False`` and a warning). The first scan uses
     ``key`` (so λ = 0 reduces exactly to :func:`fpr_scan` / :func:`tpr_scan` with the same key and
-    restarts); rescan i draws fresh restarts from ``fold_in(key, i)``. The default of 50 restarts
-    (``num_restarts=None``) makes the result key-stable where 10 (the reference's) is not:
-    over 20 keys on COMPAS (negative side, λ = 1) 10 restarts return the 9.13 subgroup for 50% of
-    the keys, 25 for 95%, 50 for all (``experiments/ijdi_restarts.py``). At λ ≥ 3 no count tried
-    is key-stable: the edge-case adjustments depend on the subgroups found first.
+    restarts); rescan i draws fresh restarts from ``fold_in(key, i)``.
+
+    Search. ``search="auto"`` (default) runs every scan of Algorithm 1 as an exhaustive search
+    when the attribute space is small (``Π_m (2^{V_m} − 1)`` ≤ 1e6 subgroups and that times
+    cells × (K + M) ≤ 4e8, K the Chebyshev features; COMPAS's five IJDI attributes: yes): each
+    scan returns the global optimum of its score, so the whole procedure is deterministic (no
+    key, no restarts) and ``result.certified`` is True; its top-k steps and randomization
+    replicates run the same search. Otherwise, and with ``search="coordinate_ascent"``, each scan
+    is MDSS's multi-start local search (``certified`` False): the default of 50 restarts
+    (``num_restarts=None``) makes the result key-stable where 10 (the reference's) is not: over
+    20 keys on COMPAS (negative side, λ = 1) 10 restarts return the 9.13 subgroup for 50% of the
+    keys, 25 for 95%, 50 for all (``experiments/ijdi_restarts.py``). At λ ≥ 3 no count tried is
+    key-stable there, since the edge-case adjustments depend on the subgroups found first; the
+    exhaustive search removes that dependence (COMPAS positive side, λ = 3: 1.93, one of the
+    local searches' answers, 1.78 with key 0).
 
     Hazard: a row with p_scan = 0 (raw < 0, likely at large λ) and outcome 1 makes the likelihood
     unbounded. p_scan is therefore clamped into ``[p_epsilon, 1 − p_epsilon]`` where it enters the
@@ -553,7 +581,8 @@ def ijdi_scan(
       mode: ``"reference"`` (default) or ``"strict"``: the p_scan recomputed on S after edge case 1.
       num_restarts: random restarts per scan of Algorithm 1 (None: ``DEFAULT_RESTARTS`` = 50; the
         reference runs 10).
-      max_adjustments: cap K on rescans (default 100).{args}
+      max_adjustments: cap K on rescans (default 100).
+      search: ``"auto"``, ``"exhaustive"`` or ``"coordinate_ascent"`` (above).{args}
 
     Returns:
       :class:`~ofijax.scan.ScanResult` (with the adjustment ``history``).
@@ -570,6 +599,7 @@ def ijdi_scan(
       [{'g': ('a',)}, {}]
     """
     data = resolve_data_alias(data, group)
+    check_choice(search, "search", ("auto", "exhaustive", "coordinate_ascent"))
     if lam is None:
         raise ValueError("lam: required; pass λ ≥ 0 (0 = FPR-/TPR-Scan; see lambda_from_costs).")
     lam = check_nonnegative_scalar(lam, "lam")
@@ -591,7 +621,7 @@ def ijdi_scan(
     spec = NullSpec("ijdi", rnd.null, opts.num_restarts, opts.max_steps,
                     t_bounds=(0.0, math.log(opts.q_bounds[1])),
                     history=max(_HISTORY, cap + 1))
-    return _drive(spec, side_, lam, opts, rnd, strict=(mode == "strict"), cap=cap)
+    return _drive(spec, side_, lam, opts, rnd, strict=(mode == "strict"), cap=cap, search=search)
 
 
 fpr_scan.__doc__ = fpr_scan.__doc__.replace("{args}", _COMMON_ARGS)

@@ -155,7 +155,7 @@ def rate_scan_cells(
             description=describe_side(info, subset, total, size, float(f.score) if detected else 0.0,
                                   q, obs, exp, unbounded, qb[1], p_val, "rate", 0.0, j),
             observed_rate=obs, expected_rate=exp, unbounded=unbounded,
-            search=f.search, bins={}))
+            search=f.search, bins={}, rate=float(y_c.sum() / n_c.sum())))
         if detected:
             earlier |= inside
             left_n = np.where(f.cells, 0, left_n)

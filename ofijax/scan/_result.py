@@ -1,4 +1,9 @@
-"""The one result type of every scan (:class:`ScanResult`) and the words that describe it."""
+"""The one result type of every scan (:class:`ScanResult`) and the words that describe it.
+
+Owns :class:`ScanResult`, which every public scan returns (row scans, scans from cell statistics,
+``ofijax.stats``), its former names (``IJDIResult``; ``stats.CellScanResult``), and the helpers
+that turn an array-level subgroup into its ``{column: values}`` form and words.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,17 @@ __all__ = ["ScanResult", "IJDIResult", "subset_dict", "subset_text", "cap_reache
 
 class ScanResult(NamedTuple):
     """Result of every scan: :func:`bias_scan`, :func:`score_subset`, :func:`fpr_scan`,
-    :func:`tpr_scan` and :func:`ijdi_scan`.
+    :func:`tpr_scan`, :func:`ijdi_scan`, :func:`rate_scan_cells`, and ``ofijax.stats``'
+    ``fpr_scan_cells``, ``tpr_scan_cells`` and ``bias_scan_cells``.
+
+    One type, one meaning per field; a field a scan has no value for holds its default (``None``,
+    NaN, ``()``, 0). The variants differ only there: scans of rows fill ``mask`` over the input
+    rows (and FPR-/TPR-/IJDI-Scan ``p_scan``); scans from cell statistics have no rows
+    (``mask`` None; ``bias_scan_cells``: ``(C,)`` over the cells); only IJDI-Scan fills
+    ``history`` and ``num_rescans``; only error-rate scans fill ``rate``. Every result says
+    whether its optimum is certified (:attr:`certified`). Former names: ``IJDIResult`` (this
+    type) and ``ofijax.stats.CellScanResult`` (this type since #38; its fields keep their names,
+    but positions 4 on differ: read fields by name).
 
     Attributes:
       subset: the subgroup S, normalised: ``{column: tuple of values}`` for each constrained
@@ -25,7 +40,8 @@ class ScanResult(NamedTuple):
       q: fitted odds multiplier (1.0 when the score is 0).
       size: rows of the **scanned class** in S (FPR-/TPR-/IJDI-Scan: the rows whose true outcome
         is the side's; Bias Scan: every row of S).
-      mask: ``(N,)`` NumPy bool over all input rows: scanned class and in S.
+      mask: ``(N,)`` NumPy bool over all input rows: scanned class and in S (scans from cell
+        statistics: None, or ``(C,)`` over the cells for ``bias_scan_cells``).
       converged: coordinate ascent: every restart reached a *local* optimum (no single attribute's
         value set can be changed to raise the score) within ``max_steps`` — not a guarantee of the
         global optimum; exhaustive search: always True (the global optimum over all subgroups).
@@ -49,9 +65,11 @@ class ScanResult(NamedTuple):
         negative direction, none has), so the likelihood ratio grows without bound and the score
         measures the cap, not an effect size. Treat such a subgroup as "every row positive", not as
         a ranked finding.
-      search: ``"exhaustive"`` (every subgroup scored: the global optimum, ``certified``) or
-        ``"coordinate_ascent"`` (multi-start local search: a local optimum); ``"given"`` for
-        :func:`score_subset`. The property ``certified`` is ``search == "exhaustive"``.
+      search: ``"exhaustive"`` (every subgroup scored: the global optimum, ``certified``; for
+        IJDI-Scan every scan of Algorithm 1 is its global optimum) or ``"coordinate_ascent"``
+        (multi-start local search: a local optimum, which misses the global one on about one
+        random small table in ten at 10 restarts, ``experiments/scan_miss_rate.py``); ``"given"``
+        for :func:`score_subset`. The property ``certified`` is ``search == "exhaustive"``.
       bins: ``{column: bin edges}`` of the columns binned by ``bins=`` (empty if none).
       top: with ``top_k=k``: the k subgroups found one after another, each with the earlier ones'
         rows removed, as :class:`ScanResult` s with family-wise p-values (``top[0]`` is this
@@ -61,6 +79,8 @@ class ScanResult(NamedTuple):
       p_scan: IJDI-/FPR-/TPR-Scan: ``(N,)`` final null rate of each scanned row (NaN elsewhere);
         None for Bias Scan.
       num_rescans: IJDI-Scan: rescans (adjustments) Algorithm 1 made; 0 otherwise.
+      rate: FPR-/TPR-/IJDI-Scan: the scanned class's overall rate of the harmful prediction
+        p̄_b (all its rows, unclamped; the FPR or TPR); NaN for Bias Scan.
     """
 
     subset: dict
@@ -83,6 +103,7 @@ class ScanResult(NamedTuple):
     history: tuple = ()
     p_scan: np.ndarray | None = None
     num_rescans: int = 0
+    rate: float = math.nan
 
     @property
     def certified(self) -> bool:

@@ -10,14 +10,14 @@ The scans run the engine of :mod:`ofijax.scan` on the cells (:func:`ofijax.scan.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ofijax._validation import as_key
 from ofijax.auditing import AuditFrame, audit_from_counts
-from ofijax.scan import DEFAULT_Q_BOUNDS, describe_rate_scan, scan_cells
+from ofijax.scan import DEFAULT_Q_BOUNDS, ScanResult, describe_rate_scan, scan_cells
 
 from ._stats import CellStats, GroupCounts
 
@@ -89,43 +89,10 @@ def audit_counts(
         min_group_size=min_group_size)
 
 
-class CellScanResult(NamedTuple):
-    """Result of :func:`fpr_scan_cells` / :func:`tpr_scan_cells` (the fields of
-    :class:`ofijax.scan.IJDIResult` that do not need rows).
-
-    Attributes:
-      subset: detected subgroup ``{column: values}`` (``{}``: nothing detected).
-      score: penalised score (0.0 when nothing is detected).
-      q: fitted odds multiplier (1.0 when nothing is detected).
-      size: rows of the scanned side in the subgroup.
-      converged: every restart reached a local optimum.
-      listed: the un-normalised subgroup.
-      p_value: Bernoulli-null randomization p-value (NaN without a test).
-      null_scores: ``(R,)`` replicate scores (None without a test).
-      rate: the side's overall rate p̄_b (FPR or TPR).
-      description: what the result means, in words (the wording of
-        :attr:`ofijax.scan.ScanResult.description`): which rate is raised for which rows, both
-        rates, both sizes, and a warning when the score is an artefact of the q cap.
-      total_size: rows of the subgroup in the whole statistics, both true labels.
-      observed_rate: rate of the harmful prediction among the scanned rows of the subgroup.
-      expected_rate: the side's overall rate clamped into ``[p_epsilon, 1 − p_epsilon]``.
-      unbounded: q ran to the end of ``q_bounds`` (the score measures the cap).
-    """
-
-    subset: dict
-    score: float
-    q: float
-    size: int
-    converged: bool
-    listed: dict
-    p_value: float
-    null_scores: Any
-    rate: float
-    description: str = ""
-    total_size: int = 0
-    observed_rate: float = math.nan
-    expected_rate: float = math.nan
-    unbounded: bool = False
+#: Former name of the result of :func:`fpr_scan_cells` / :func:`tpr_scan_cells`: since #38 they
+#: return :class:`ofijax.scan.ScanResult`, the one result of every scan (same field names, ``mask``
+#: None; positions 4 on differ, so read fields by name). Kept for a release.
+CellScanResult = ScanResult
 
 
 def _py(v):
@@ -224,14 +191,15 @@ def _rate_scan(cells, label, penalty, num_restarts, key, q_bounds, max_steps, p_
     cap = math.log(q_bounds[1])
     unbounded = bool(detected and abs(math.log(q) - cap) <= 1e-6 * max(1.0, abs(cap)))
     side = "negative" if label == 0 else "positive"
-    return CellScanResult(
-        subset=subset, score=r.score, q=q, size=size, converged=r.converged,
+    return ScanResult(
+        subset=subset, score=r.score, q=q, size=size, mask=None, converged=r.converged,
         listed=_subset(cells.columns, labels, r.mask, r.listed, False) if detected else {},
         p_value=r.p_value, null_scores=r.null_scores,
         rate=float(y_c.sum() / n_c.sum()) if n_c.sum() else math.nan,
         description=describe_rate_scan(side, int(beneficial_label), subset, total, size, r.score,
                                        q, obs, exp, unbounded, q_bounds[1], r.p_value),
         total_size=total, observed_rate=obs, expected_rate=exp, unbounded=unbounded,
+        search=r.search, bins={},
     )
 
 
@@ -249,7 +217,7 @@ def fpr_scan_cells(
     replicate_chunk: int | None = None,
     num_replicates: int | None = None,
     search: str = "auto",
-) -> CellScanResult:
+) -> ScanResult:
     r"""FPR-Scan (:func:`ofijax.scan.fpr_scan`) from cell statistics.
 
     Labels follow the one orientation of ofijax: ``beneficial_label=1`` (default) means label 1 is
@@ -265,15 +233,17 @@ def fpr_scan_cells(
     deprecated name). ``description`` says the result in the words of the row-level scan's.
     ``search`` as in :func:`ofijax.scan.fpr_scan`: ``"auto"`` (default) scores every subgroup
     when the space is small enough (the global optimum, as the row scan finds it), else
-    coordinate ascent; ``"exhaustive"`` or ``"coordinate_ascent"`` force one.
+    coordinate ascent; ``"exhaustive"`` or ``"coordinate_ascent"`` force one. The result is the
+    :class:`ofijax.scan.ScanResult` of every scan (``mask`` None: no rows); ``result.certified``
+    says whether the optimum is the global one (exhaustive) or a local one.
 
     Examples:
       >>> import numpy as np
       >>> cs = CellStats(("g",), (np.array(["a", "b"]),), np.array([0, 0], np.int8),
       ...                np.array([100, 100]), np.array([88, 10]))
       >>> r = fpr_scan_cells(cs, beneficial_label=0)
-      >>> r.subset, r.size, round(r.score, 3)
-      ({'g': ('a',)}, 100, 34.062)
+      >>> r.subset, r.size, round(r.score, 3), r.certified
+      ({'g': ('a',)}, 100, 34.062, True)
       >>> print(r.description)  # doctest: +NORMALIZE_WHITESPACE
       FPR-Scan: among rows whose true outcome is beneficial (y_true = 0), those with g in {a} are denied the benefit (y_pred = 1) more often than expected — predicted harmful at rate 0.880 vs expected 0.490: a raised false-negative rate of the beneficial outcome (the IJDI paper's raised false-positive rate of the harmful prediction). Subgroup: 100 rows in all, 100 with true outcome beneficial; odds ×7.63, score 34.06
     """
@@ -296,7 +266,7 @@ def tpr_scan_cells(
     replicate_chunk: int | None = None,
     num_replicates: int | None = None,
     search: str = "auto",
-) -> CellScanResult:
+) -> ScanResult:
     """TPR-Scan (:func:`ofijax.scan.tpr_scan`) from cell statistics: the label-1 cells.
 
     Arguments as in :func:`fpr_scan_cells`.

@@ -170,7 +170,9 @@ def bias_scan_cells(
 
     Same subgroup and score (to float round-off) as ``bias_scan(data, y, p, basis="chebyshev")``
     with the same direction, q bracket, penalty and key (``key=None``: ``jax.random.key(0)``; it
-    only breaks ties of the restarts). ``mask`` is ``(C,)`` over the cells.
+    only breaks ties of the restarts). ``mask`` is ``(C,)`` over the cells. The search is
+    coordinate ascent (``result.search == "coordinate_ascent"``, ``certified`` False): a local
+    optimum; the exhaustive Bias Scan of :func:`ofijax.scan.bias_scan` runs on rows only.
     """
     if not isinstance(cells, BiasCells):
         raise TypeError(f"cells: must be a BiasCells; got {type(cells).__name__}.")
@@ -204,4 +206,4 @@ def bias_scan_cells(
     in_cells[order] = r.cells
     return ScanResult(subset=sub(True), score=r.score, q=r.q,
                       size=int(cells.n[in_cells].sum()), mask=in_cells, converged=r.converged,
-                      listed=sub(False))
+                      listed=sub(False), search=r.search)

@@ -1,0 +1,208 @@
+"""IJDI-Scan with exhaustive scans: Algorithm 1 where every scan is the global optimum.
+
+Owns the certified path of :func:`~ofijax.scan.ijdi_scan` (``search="exhaustive"``, and
+``"auto"`` on small attribute spaces): Algorithm 1 of the IJDI paper (:mod:`._alg1`: the same
+initial state, edge tests and adjustments, :func:`~._alg1.check_edges`) in which each scan scores
+*every* subgroup (:func:`~._exhaustive.exhaustive_arrays`) with the null rates
+``clip(p_scan, ε, 1 − ε)`` instead of running the multi-start coordinate ascent. Each scan then
+returns the global optimum of its penalised score, so the whole procedure is deterministic (no
+restarts, no key) and certified scan by scan; its top-k steps (earlier finds' rows removed, as
+:func:`~._topk.run_steps`) and its randomization replicates (each reruns the whole k-step procedure
+on null data, family-wise max statistic, as :func:`~._topk.steps_null_scores`) run the same search.
+
+Work per scan: ``G·C·(K + M)`` multiply-adds for G subgroups, C cells, K Chebyshev features and M
+attributes; :func:`ijdi_exhaustive_feasible` is ``search="auto"``'s budget. Everything here is pure
+array code (called inside ``jax.enable_x64(True)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._jaxcache import aot_jit
+from .._progress import Notice, Progress
+from ._alg1 import CODE_ACCEPT, CODE_NONE, CODE_UNSEEN, check_edges, initial_state
+from ._basis import Basis, features
+from ._engine import Problem, cell_mask, outcome_counts
+from ._exhaustive import (
+    EXHAUSTIVE_MAX_SUBGROUPS,
+    Enumeration,
+    exhaustive_arrays,
+    num_subgroups,
+)
+from ._procedures import Params, ProcedureOut, no_subgroup_if, uniform_outcomes
+from ._randomization import NullSpec, Padded, null_draw, replicate_key
+
+__all__ = [
+    "IJDI_EXHAUSTIVE_MAX_WORK",
+    "ijdi_exhaustive_feasible",
+    "algorithm1_exhaustive",
+    "ijdi_steps",
+    "observed_ijdi_steps",
+    "ijdi_steps_null_scores",
+]
+
+#: IJDI-Scan's ``search="auto"`` enumerates when one scan's work ``G·C·(K + M)`` is at most this:
+#: COMPAS's five IJDI attributes (11,907 subgroups × 112 padded cells × 49: 6.5e7) with room,
+#: where the exhaustive scans and their replicates cost what coordinate ascent's do (measured in
+#: ``experiments/notes/scans.md``).
+IJDI_EXHAUSTIVE_MAX_WORK = 4e8
+
+
+def ijdi_exhaustive_feasible(n_values, num_cells: int, num_features: int) -> bool:
+    """Whether IJDI-Scan's ``search="auto"`` enumerates: ≤ 1e6 subgroups and one scan's
+    ``G·C·(K + M)`` ≤ :data:`IJDI_EXHAUSTIVE_MAX_WORK`."""
+    g = num_subgroups(n_values)
+    m = len(np.asarray(n_values))
+    return (g <= EXHAUSTIVE_MAX_SUBGROUPS
+            and g * num_cells * (num_features + m) <= IJDI_EXHAUSTIVE_MAX_WORK)
+
+
+def algorithm1_exhaustive(y, p, valid, row_cell, problem: Problem, basis: Basis, params: Params,
+                          enum: Enumeration, *, history: int, num: int, chunk: int
+                          ) -> ProcedureOut:
+    """Algorithm 1 (:func:`~._alg1.algorithm1`) with every scan exhaustive; pure, vmappable.
+
+    The loop, its stopping rule (a scan scoring ≤ 0, a subgroup passing both edge tests, or
+    ``params.cap`` adjustments) and its history arrays are those of :func:`~._alg1.algorithm1`;
+    only the scan differs: every one of the ``num`` subgroups is scored with null rates
+    ``clip(p_scan, eps, 1 − eps)`` and the best kept (ties: the lowest enumeration index). Uniform
+    outcomes (every valid row's the same) give "no subgroup", as :func:`~._randomization.procedure`
+    does for the coordinate-ascent path.
+    """
+    k = history - 1
+    m, v = problem.cell_codes.shape[1], problem.v_max
+    y = y.astype(p.dtype)
+    state, pbar_b, pbar0 = initial_state(y, p, params.lam, valid)
+    Y = outcome_counts(y, row_cell, problem.num_cells)
+    cap = jnp.minimum(params.cap, k)
+    nan = jnp.full(k + 1, jnp.nan, p.dtype)
+    hist = (jnp.full(k + 1, CODE_UNSEEN, jnp.int32), nan, nan,
+            jnp.zeros((k + 1, m, v), bool), jnp.zeros((k + 1, m), bool), jnp.zeros(k + 1, bool))
+    true = jnp.asarray(True)
+    r0 = (jnp.zeros((m, v), bool), jnp.zeros(m, bool), jnp.zeros((), p.dtype),
+          jnp.zeros((), p.dtype))
+
+    def scan(p_scan):
+        q = jnp.clip(p_scan, params.eps, 1.0 - params.eps)
+        Phi = features(q, row_cell, problem.num_cells, basis)
+        return exhaustive_arrays(problem, Phi, Y, basis, enum, params.penalty, num=num,
+                                 chunk=chunk)
+
+    def cond(carry):
+        return ~carry[2]
+
+    def body(carry):
+        st, it, _, _, _, (codes, scores, factors, masks, listeds, sconv) = carry
+        mask, listed, score, t = scan(st.p_scan)
+        in_s = cell_mask(problem, mask, listed)[row_cell] & valid
+        code, new, factor = check_edges(st, in_s, score, p, pbar_b, pbar0, params.lam,
+                                        params.strict, valid)
+        ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
+        stop = ok | (it >= cap)
+        hist = (codes.at[it].set(code), scores.at[it].set(score),
+                factors.at[it].set(jnp.where(ok, jnp.nan, factor)), masks.at[it].set(mask),
+                listeds.at[it].set(listed), sconv.at[it].set(true))
+        st2 = jax.tree.map(lambda a, b: jnp.where(stop, a, b), st, new)
+        return st2, jnp.where(stop, it, it + 1), stop, (mask, listed, score, t), code, hist
+
+    st, it, _, r, code, hist = jax.lax.while_loop(
+        cond, body, (state, jnp.asarray(0), jnp.asarray(False), r0,
+                     jnp.asarray(CODE_UNSEEN, jnp.int32), hist))
+    mask, listed, score, t = r
+    codes, scores, factors, masks, listeds, sconv = hist
+    ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
+    score = jnp.where(code == CODE_NONE, 0.0, score)
+    out = ProcedureOut(mask, listed, score, t, ok, it + 1, st, codes, scores, factors, masks,
+                       listeds, sconv)
+    return no_subgroup_if(uniform_outcomes(y, valid), out)
+
+
+def ijdi_steps(y, p, valid, row_cell, problem: Problem, basis: Basis, params: Params,
+               enum: Enumeration, k: int, history: int, num: int, chunk: int):
+    """``k`` steps of :func:`algorithm1_exhaustive`, each with the earlier finds' rows removed
+    (as :func:`~._topk.run_steps`): ``(outs, valids)``, the stacked outputs and the rows each
+    step scanned (``(k, N)`` bool)."""
+    nc = problem.num_cells
+
+    def body(carry, _):
+        valid_j, rc_j = carry
+        n_cells = jax.ops.segment_sum(valid_j.astype(jnp.float64), rc_j, num_segments=nc)
+        prob_j = dataclasses.replace(problem, n_cells=n_cells)
+        out = algorithm1_exhaustive(y, p, valid_j, rc_j, prob_j, basis, params, enum,
+                                    history=history, num=num, chunk=chunk)
+        in_s = (cell_mask(problem, out.mask, out.listed)[jnp.minimum(rc_j, nc - 1)] & valid_j
+                & (out.score > 0))
+        return (valid_j & ~in_s, jnp.where(in_s, nc, rc_j)), (out, valid_j)
+
+    _, (outs, valids) = jax.lax.scan(body, (valid, row_cell), None, length=k)
+    return outs, valids
+
+
+_OBSERVED = aot_jit(ijdi_steps, name="ofijax.scan.ijdi_exhaustive_steps",
+                    static_argnums=(8, 9, 10, 11))
+
+
+def observed_ijdi_steps(data: Padded, basis: Basis, params: Params, enum: Enumeration, *, k: int,
+                        history: int, num: int, chunk: int):
+    """:func:`ijdi_steps` on the observed data (one program; a stderr notice if it runs > ~2 s)."""
+    what = "exhaustive IJDI search" + (f", top {k}" if k > 1 else "")
+    with Notice(f"scan: {what} over {data.problem.num_cells:,} cells and {num:,} subgroups (a "
+                "first call per shape compiles; cached on disk for later processes)"):
+        return jax.block_until_ready(_OBSERVED(
+            data.y, data.p, data.valid, data.row_cell, data.problem, basis, params, enum, k,
+            history, num, chunk))
+
+
+def _replicates(keys, y, p, p_null, valid, row_cell, problem, basis, params, enum, null, k,
+                history, num, chunk):
+    def one(key):
+        k_null, _ = jax.random.split(key)  # the split of every replicate engine (_topk)
+        y_r, rc = null_draw(null, k_null, y, p_null, valid, row_cell)
+        outs, _ = ijdi_steps(y_r, p, valid, rc, problem, basis, params, enum, k, history, num,
+                             chunk)
+        return jnp.max(outs.score), jnp.all(outs.converged)
+
+    return jax.vmap(one)(keys)
+
+
+_REPLICATES = aot_jit(_replicates, name="ofijax.scan.ijdi_exhaustive_replicates",
+                      static_argnums=(10, 11, 12, 13, 14))
+
+#: Replicates per vmapped batch (each holds the ``(chunk, C, M)`` temporaries of the scan).
+_REPLICATE_CHUNK = 16
+
+
+def ijdi_steps_null_scores(key, spec: NullSpec, data: Padded, p_null, basis: Basis,
+                           params: Params, enum: Enumeration, *, k: int, num: int, chunk: int,
+                           num_samples: int, replicate_chunk: int | None = None
+                           ) -> tuple[np.ndarray, int]:
+    """``(T* (R,), #replicates that hit the cap max_adjustments)``: the max statistic over the k
+    steps of R null replicates (``spec.null``: Bernoulli or permutation draws). Replicate r uses
+    ``jax.random.split(replicate_key(key), R)[r]`` whatever the chunking."""
+    if num_samples == 0:
+        return np.zeros(0), 0
+    size = int(min(num_samples, replicate_chunk or _REPLICATE_CHUNK))
+    keys = jax.random.split(replicate_key(key), num_samples)
+    n_chunks = math.ceil(num_samples / size)
+    pad = n_chunks * size - num_samples
+    if pad:
+        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+    scores, conv = [], []
+    bar = Progress(num_samples, "randomization test", unit="replicates")
+    for i in range(n_chunks):
+        s, c = _REPLICATES(keys[i * size:(i + 1) * size], data.y, data.p, p_null, data.valid,
+                           data.row_cell, data.problem, basis, params, enum, spec.null, k,
+                           spec.history, num, chunk)
+        scores.append(np.asarray(s))
+        conv.append(np.asarray(c))
+        bar.update(min(size, num_samples - i * size))
+    bar.close()
+    s = np.concatenate(scores)[:num_samples]
+    c = np.concatenate(conv)[:num_samples]
+    return np.asarray(s, np.float64), int(np.sum(~c))
