@@ -104,6 +104,20 @@ def test_exact_max_n_is_read_at_call_time_from_pvalue(monkeypatch):
     assert off > -4000 and lv.size < 8001 and drop < -800
 
 
+def test_every_huge_group_the_saddlepoint_declines_has_an_exact_window():
+    """The routing rule's premise: a group above EXACT_MAX_N outside the saddlepoint's domain
+    (rare errors or few correct predictions) is inside the windows' domain."""
+    P = _mod("_pvalue")
+    assert P.SMALL_ERRORS >= P.SADDLE_MIN_COUNT and P.SMALL_ERRORS >= P.SADDLE_MIN_CORRECT
+    n = 10 * P.EXACT_MAX_N
+    for a, b, c in [(P.SADDLE_MIN_COUNT / n / 2.1, P.SADDLE_MIN_COUNT / n / 2.1, 0.0),
+                    (0.5, 0.5 - P.SADDLE_MIN_CORRECT / n, P.SADDLE_MIN_CORRECT / n * 0.99)]:
+        c = 1.0 - a - b if c == 0.0 else c
+        probs = np.array([[a, b, c]])
+        assert not P._saddle_good(np.array([n]), probs)[0]
+        assert P._windowable(n, (a, b, c))
+
+
 # ----------------------------------------------------------- results saved before the split
 
 BIG_I = [[4_000_000, 1_000_000, 1_500_000, 3_500_000], [10**9, 2 * 10**8, 3 * 10**8, 5 * 10**8],

@@ -94,8 +94,9 @@ def log_tail_exact(
 
 
 # ------------------------------------------------------------------------------ windows of PMFs
-#: Windows for rare errors (n(a + b) ≤ this) or few correct predictions (n c ≤ this); equal to
-#: the saddlepoint's SADDLE_MIN_COUNT, so every huge group the saddlepoint declines has a window.
+#: Windows for rare errors (n(a + b) ≤ this) or few correct predictions (n c ≤ this); at least
+#: the saddlepoint's SADDLE_MIN_COUNT and SADDLE_MIN_CORRECT, so every huge group the saddlepoint
+#: declines has a window (tests/test_distributions_layout.py).
 SMALL_ERRORS = 200.0
 #: A binomial window spans ⌈_COVER_SD σ + _COVER_PAD⌉ either side of the mode: it covers every
 #: value within e^-800 (TRUNC) of the mode's.
