@@ -4,7 +4,8 @@ Owns the checked wrappers around the exact samplers of :mod:`._sampling` (:func:
 :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`, :func:`subsample`, and the
 binomial chain for groups above the tables), their conditional-table cache, and the hashable
 sampler objects (:func:`uniform_sampler`, …, :func:`pair_sampler`, :func:`pair_statistic`) whose
-arrays travel as jit operands, so a Monte Carlo program is compiled once per sampler kind and n.
+arrays travel as jit operands: equal samplers (same kind, n and parameters) reuse one compiled
+Monte Carlo block.
 """
 
 from __future__ import annotations
