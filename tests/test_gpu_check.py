@@ -1,4 +1,5 @@
-"""``experiments/gpu_check.py --quick`` runs on a CPU and reports every workload."""
+"""``experiments/gpu_check.py --quick`` runs on a CPU and reports every workload (slow tier: it runs
+every workload of the GPU check end to end in a subprocess)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ["montecarlo", "bias_rows", "bias_wide", "fpr_randomization", "bias_randomization",
              "ijdi_randomization", "batch_audit"]
 
 
+@pytest.mark.slow
 def test_gpu_check_quick(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OFIJAX_PROGRESS="0")
     out = subprocess.run([sys.executable, str(ROOT / "experiments" / "gpu_check.py"), "--quick",

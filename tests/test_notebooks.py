@@ -29,6 +29,7 @@ def test_python3_kernel_runs_this_interpreter():
     ), f"kernel python3 runs {exe!r}, not {sys.executable!r}"
 
 
+@pytest.mark.slow  # a kernel per notebook, every cell end to end
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)
