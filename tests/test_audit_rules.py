@@ -64,6 +64,21 @@ def test_holm_batch_is_gone_and_holm_is_the_one_used():
     np.testing.assert_array_equal(_verdicts.adjust_pvalues(p, "holm"), holm(p))
 
 
+@pytest.mark.parametrize("correction", ["holm", "bonferroni", "none"])
+def test_adjust_pvalues_one_family_per_row(correction):
+    from ofijax.auditing import adjust_pvalues
+
+    rng = np.random.default_rng(9)
+    p = np.where(rng.random((5, 6)) < 0.1, np.nan, rng.random((5, 6)) / 10)
+    got = adjust_pvalues(p, correction)
+    for r in range(5):
+        row = [x for x in p[r]]
+        want = {"holm": _brute_holm(row),
+                "bonferroni": [min(1.0, 6 * x) if not math.isnan(x) else math.nan for x in row],
+                "none": row}[correction]
+        np.testing.assert_array_equal(got[r], want)
+
+
 # ------------------------------------------------------------------ apply_rules ------------------
 
 

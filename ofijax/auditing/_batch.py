@@ -50,11 +50,11 @@ from ofijax.auditing._frontier import (
     plot_frontier,
     select_candidates,
 )
-from ofijax.auditing._groups import MAX_LEVELS, check_group_count
+from ofijax.auditing._groups import MAX_LEVELS
 from ofijax.auditing._report import group_label
-from ofijax.auditing._rules import apply_rules, check_options, prepare_rows
+from ofijax.auditing._rules import apply_rules, check_groups, check_options, prepare_rows
 from ofijax.auditing._significance import benjamini_hochberg, holm
-from ofijax.auditing._verdicts import VERDICTS
+from ofijax.auditing._verdicts import VERDICTS, adjust_pvalues
 from ofijax.cm import FN, FP, TN, TP, group_confusion_matrices, threshold_sweep
 
 __all__ = [
@@ -400,13 +400,7 @@ def audit_batch(
     if method == "monte_carlo":
         mc_key = v.as_key(sig._require_key(key))
         mc_num = sig._num_draws(num_samples)
-    if isinstance(utility, str):
-        v.check_choice(utility, "utility", tuple(UTILITIES))
-        util_fn, util_name = UTILITIES[utility], utility
-    elif callable(utility):
-        util_fn, util_name = utility, getattr(utility, "__name__", "utility")
-    else:
-        raise TypeError(f"utility: must be a name in {tuple(UTILITIES)} or a callable; got {type(utility).__name__}.")
+    util_fn, util_name = _utility(utility)
     # the audit's one conversion, alignment and check of the row-wise arguments (groups binned)
     rows, bin_edges = prepare_rows(bins=bins, max_levels=max_levels, y_true=y_true, y_pred=y_pred,
                                    sensitive_features=sensitive_features, scores=scores,
@@ -419,7 +413,58 @@ def audit_batch(
                 "sample_weight: audit_batch needs non-negative integer (frequency) weights, since the "
                 "exact tests need integer counts; audit each candidate with ofijax.audit instead."
             )
+    gcm, ids, th = _candidate_counts(y_true, y_pred, sensitive_features, scores, thresholds, candidates,
+                                     sample_weight, beneficial_label)
+    groups = gcm.groups
+    names = check_groups(groups, gcm.names)  # two to MAX_GROUPS groups, as in the audit
+    k = len(groups)
+    cms = np.rint(np.asarray(gcm.cms, np.float64)).astype(np.int64).reshape(-1, k, 4)
 
+    # p-values of every (candidate, pair), adjusted within each candidate and across the batch
+    p_raw, log_p, approx, p_how, p_err = _batch_pvalues(cms, null, method, mc_key, mc_num)  # (C, P)
+    p_adj = adjust_pvalues(p_raw, correction)
+    if across == "holm":
+        p_acr = holm(p_raw.reshape(-1)).reshape(p_raw.shape)
+    elif across == "bh":
+        p_acr = benjamini_hochberg(p_raw).reshape(p_raw.shape)
+    else:
+        p_acr = p_adj.copy()
+    pv = _PValues(p_raw, log_p, approx, p_how, p_err, p_adj, p_acr)
+
+    # the audit's rules on every candidate: rates, OFI, DI, impact ratio, four-fifths, verdicts
+    rules = apply_rules(cms, p_adj < a, di_variant=di_variant, min_group_size=min_n, with_te=False)
+    glabels = [group_label(g) for g in groups]
+    by_group, pairs = _group_and_pair_tables(cms, rules, pv, ids, glabels, alpha=a)
+    summary = _candidate_table(cms, rules, pv, ids, glabels, th, util_fn, alpha=a)
+    notes = _batch_notes(rules, pv, bin_edges, correction=correction, across=across, method=method,
+                         mc_num=mc_num, null=null)
+    settings = {
+        "alpha": a, "null": null, "method": method, "num_samples": mc_num, "correction": correction,
+        "across": across,
+        "di_variant": di_variant, "beneficial_label": int(beneficial_label), "utility": util_name,
+        "num_candidates": cms.shape[0], "num_pairs": p_raw.shape[1], "weighted": sample_weight is not None,
+        "bins": bin_edges,
+    }
+    return BatchAudit(
+        cms=cms, groups=tuple(groups), names=tuple(names), candidate_ids=tuple(ids), thresholds=th,
+        by_group=by_group, pairs=pairs, candidates=summary, settings=settings, notes=tuple(notes),
+    )
+
+
+def _utility(utility: Any) -> tuple[Callable, str]:
+    """The utility function and its name (a name in :data:`UTILITIES` or a callable)."""
+    if isinstance(utility, str):
+        v.check_choice(utility, "utility", tuple(UTILITIES))
+        return UTILITIES[utility], utility
+    if callable(utility):
+        return utility, getattr(utility, "__name__", "utility")
+    raise TypeError(f"utility: must be a name in {tuple(UTILITIES)} or a callable; got {type(utility).__name__}.")
+
+
+def _candidate_counts(y_true, y_pred, sensitive_features, scores, thresholds, candidates, sample_weight,
+                      beneficial_label):
+    """Per-group confusion matrices of every candidate (predictions, or a score's thresholds),
+    the candidates' labels and the thresholds (None for predictions)."""
     th = None
     if scores is not None or thresholds is not None:
         if y_pred is not None:
@@ -456,46 +501,32 @@ def audit_batch(
         gcm = group_confusion_matrices(
             y_true, preds, sensitive_features, sample_weight=sample_weight, beneficial_label=beneficial_label
         )
-    groups = gcm.groups
-    k = len(groups)
-    if k < 2:
-        raise ValueError(
-            f"sensitive_features: only one group ({group_label(groups[0])!r}) is present; an audit "
-            "compares at least two groups."
-        )
-    check_group_count(k)
-    cms = np.rint(np.asarray(gcm.cms, np.float64)).astype(np.int64).reshape(-1, k, 4)
-    n_c = cms.shape[0]
-    ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
-    names = gcm.names if gcm.names is not None and all(nm is not None for nm in gcm.names) else (
-        ("group",) if ncols == 1 else tuple(f"sensitive_feature_{j}" for j in range(ncols))
-    )
+    return gcm, ids, th
 
-    # ---- p-values of every (candidate, pair), adjusted within each candidate and across the batch
+
+class _PValues(NamedTuple):
+    """``(C, P)`` p-values of the batch: raw, natural log, approximate?, method, error bound,
+    adjusted within each candidate and across the batch."""
+
+    raw: np.ndarray
+    log: np.ndarray
+    approx: np.ndarray
+    how: np.ndarray
+    err: np.ndarray
+    adjusted: np.ndarray
+    across: np.ndarray
+
+
+def _group_and_pair_tables(cms, rules, pv, ids, glabels, *, alpha):
+    """The batch's per-(candidate, group) and per-(candidate, pair) tables."""
+    n_c, k = cms.shape[:2]
     iu, ju = np.triu_indices(k, 1)
     n_p = iu.size
-    p_raw, log_p, approx, p_how, p_err = _batch_pvalues(cms, null, method, mc_key, mc_num)  # (C, P)
-    if correction == "holm":
-        p_adj = holm(p_raw)
-    elif correction == "bonferroni":
-        p_adj = np.minimum(p_raw * n_p, 1.0)
-    else:
-        p_adj = p_raw.copy()
-    if across == "holm":
-        p_acr = holm(p_raw.reshape(-1)).reshape(p_raw.shape)
-    elif across == "bh":
-        p_acr = benjamini_hochberg(p_raw).reshape(p_raw.shape)
-    else:
-        p_acr = p_adj.copy()
-
-    # ---- the audit's rules on every candidate: rates, OFI, DI, impact ratio, four-fifths, verdicts
-    rules = apply_rules(cms, p_adj < a, di_variant=di_variant, min_group_size=min_n, with_te=False)
     pg = rules.per_group
     n = cms.sum(-1)
     sel, acc = pg["benefit"], pg["accuracy"]
     cand_rep = np.repeat(np.arange(n_c), k)
     grp_rep = np.tile(np.arange(k), n_c)
-    glabels = [group_label(g) for g in groups]
     by_group = pd.DataFrame({
         "candidate": [ids[i] for i in cand_rep],
         "group": [glabels[j] for j in grp_rep],
@@ -508,20 +539,12 @@ def audit_batch(
         "false_positive_rate": pg["false_positive_rate"].reshape(-1),
         "marginal_benefit": pg["marginal_benefit"].reshape(-1),
     })
-
-    # ---- per-pair table
-    di_m = rules.di
-    o = rules.ofi[:, iu, ju]
-    di = di_m[:, iu, ju]
-    ir = rules.impact_ratio[:, iu, ju]
     ff = rules.four_fifths[:, iu, ju]
-    significant = rules.verdict == 0
-    systemic = rules.verdict == 1
-    verdict = np.asarray(VERDICTS, dtype=object)[rules.verdict]
     li, lj = np.asarray(glabels, dtype=object)[iu], np.asarray(glabels, dtype=object)[ju]
     side = rules.disadvantaged
     dis = np.where(side > 0, lj[None, :], np.where(side < 0, li[None, :], None))
-    four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "fails: j selected less", np.where(ff < 0, "fails: i selected less", "passes")))
+    four = np.where(np.isnan(ff), "undefined", np.where(ff > 0, "fails: j selected less",
+                                                        np.where(ff < 0, "fails: i selected less", "passes")))
     pair_cand = np.repeat(np.arange(n_c), n_p)
     pairs = pd.DataFrame({
         "candidate": [ids[i] for i in pair_cand],
@@ -529,37 +552,42 @@ def audit_batch(
         "n_i": n[:, iu].reshape(-1), "n_j": n[:, ju].reshape(-1),
         "selection_rate_i": sel[:, iu].reshape(-1), "selection_rate_j": sel[:, ju].reshape(-1),
         "accuracy_i": acc[:, iu].reshape(-1), "accuracy_j": acc[:, ju].reshape(-1),
-        "ofi": o.reshape(-1),
-        "p_value": p_raw.reshape(-1), "p_adjusted": p_adj.reshape(-1), "p_across": p_acr.reshape(-1),
-        "log10_p_value": log_p.reshape(-1) / np.log(10.0),
-        "approximate": approx.reshape(-1), "p_method": p_how.reshape(-1),
-        "p_error_bound": p_err.reshape(-1),
-        "di": di.reshape(-1), "impact_ratio": ir.reshape(-1), "four_fifths": four.reshape(-1),
-        "verdict": verdict.reshape(-1),
-        "significant_across": (p_acr < a).reshape(-1),
+        "ofi": rules.ofi[:, iu, ju].reshape(-1),
+        "p_value": pv.raw.reshape(-1), "p_adjusted": pv.adjusted.reshape(-1), "p_across": pv.across.reshape(-1),
+        "log10_p_value": pv.log.reshape(-1) / np.log(10.0),
+        "approximate": pv.approx.reshape(-1), "p_method": pv.how.reshape(-1),
+        "p_error_bound": pv.err.reshape(-1),
+        "di": rules.di[:, iu, ju].reshape(-1), "impact_ratio": rules.impact_ratio[:, iu, ju].reshape(-1),
+        "four_fifths": four.reshape(-1),
+        "verdict": np.asarray(VERDICTS, dtype=object)[rules.verdict].reshape(-1),
+        "significant_across": (pv.across < alpha).reshape(-1),
     })
     pairs["disadvantaged"] = pd.Series(list(dis.reshape(-1)), dtype=object)
+    return by_group, pairs
 
-    # ---- per-candidate summary
+
+def _candidate_table(cms, rules, pv, ids, glabels, th, util_fn, *, alpha):
+    """One row per candidate: utility, accuracy, the worst pair, DI range, counts of findings."""
+    n_c, k = cms.shape[:2]
+    iu, ju = np.triu_indices(k, 1)
     total = cms.sum(-2)
     util = np.asarray(util_fn(total), np.float64).reshape(-1)
     if util.shape != (n_c,):
         raise ValueError(f"utility: must return one value per candidate ({n_c}); got shape {util.shape}.")
+    o = rules.ofi[:, iu, ju]
     abs_o = np.abs(o)
     worst = np.argmax(np.where(np.isnan(abs_o), -np.inf, abs_o), axis=1)
     rows = np.arange(n_c)
-    di_all = di_m[:, np.r_[iu, ju], np.r_[ju, iu]]  # every ordered pair
+    di_all = rules.di[:, np.r_[iu, ju], np.r_[ju, iu]]  # every ordered pair
     with np.errstate(invalid="ignore"):
         di_min = np.where(np.isnan(di_all).any(1), np.nan, di_all.min(1, initial=np.inf))
         di_max = np.where(np.isnan(di_all).any(1), np.nan, di_all.max(1, initial=-np.inf))
-    sel_all = sel if di_variant == "paper" else _rate(cms[..., TP] + cms[..., FP], cms[..., TP] + cms[..., FN])
     with np.errstate(invalid="ignore", divide="ignore"):
-        smax = sel_all.max(1)
-        di_ratio = np.where(smax > 0, sel_all.min(1) / np.where(smax > 0, smax, 1.0), np.nan)
-    n_sig = significant.sum(1)
-    n_sig_acr = (p_acr < a).sum(1)
-    n_sys = systemic.sum(1)
-    cand_verdict = np.where(n_sig > 0, VERDICTS[0], np.where(n_sys > 0, VERDICTS[1], VERDICTS[3]))
+        smax = rules.rate.max(1)
+        di_ratio = np.where(smax > 0, rules.rate.min(1) / np.where(smax > 0, smax, 1.0), np.nan)
+    n_sig = (rules.verdict == 0).sum(1)
+    n_sys = (rules.verdict == 1).sum(1)
+    li, lj = np.asarray(glabels, dtype=object)[iu], np.asarray(glabels, dtype=object)[ju]
     summary = pd.DataFrame({
         "utility": util,
         "accuracy": rules.overall["accuracy"],
@@ -567,42 +595,50 @@ def audit_batch(
         "max_abs_ofi": abs_o.max(1),
         "worst_pair": [f"{li[w]} vs {lj[w]}" for w in worst],
         "worst_ofi": o[rows, worst],
-        "worst_p_adjusted": p_adj[rows, worst],
-        "min_p_adjusted": p_adj.min(1),
-        "min_p_across": p_acr.min(1),
+        "worst_p_adjusted": pv.adjusted[rows, worst],
+        "min_p_adjusted": pv.adjusted.min(1),
+        "min_p_across": pv.across.min(1),
         "di_ratio": di_ratio,
         "di_min": di_min,
         "di_max": di_max,
-        "four_fifths_pass": (np.nan_to_num(ff, nan=1.0) == 0).all(1),
+        "four_fifths_pass": (np.nan_to_num(rules.four_fifths[:, iu, ju], nan=1.0) == 0).all(1),
         "n_significant": n_sig,
-        "n_significant_across": n_sig_acr,
+        "n_significant_across": (pv.across < alpha).sum(1),
         "n_systemic": n_sys,
-        "verdict": cand_verdict,
+        "verdict": np.where(n_sig > 0, VERDICTS[0], np.where(n_sys > 0, VERDICTS[1], VERDICTS[3])),
     }, index=pd.Index(list(ids), name="candidate", tupleize_cols=False))
     if th is not None:
         summary.insert(0, "threshold", th)
+    return summary
 
+
+def _batch_notes(rules, pv, bin_edges, *, correction, across, method, mc_num, null) -> list[str]:
+    """Remarks worth reading: the selection caveat, undefined DIs, approximate p-values, bins."""
+    n_c, n_p = pv.raw.shape
+    k = rules.ofi.shape[-1]
+    iu, ju = np.triu_indices(k, 1)
     notes = [
         f"Selection: {n_c} candidates x {n_p} pairs = {n_c * n_p} tests. Verdicts use the p-values "
         f"adjusted within each candidate ({correction}), as a one-model audit; choosing among the "
         "candidates is itself a selection, so read p_across / significant_across "
         f"({across} over all tests) for the batch, and confirm the chosen candidate on held-out data.",
     ]
-    n_undef = int(np.isnan(di).sum() + np.isnan(di_m[:, ju, iu]).sum())
+    n_undef = int(np.isnan(rules.di[:, iu, ju]).sum() + np.isnan(rules.di[:, ju, iu]).sum())
     if n_undef:
+        n_ir = int(np.isnan(rules.impact_ratio[:, iu, ju]).sum())
         notes.append(
             f"DI (the directional ratio r_i / r_j) is undefined (0 positive predictions in the reference "
             f"group) for {n_undef} ordered candidate-pair(s); the four-fifths readings use the impact "
-            f"ratio min/max, undefined only when neither group is selected ({int(np.isnan(ir).sum())}).")
+            f"ratio min/max, undefined only when neither group is selected ({n_ir}).")
     if method == "monte_carlo":
         notes.append(
             f"p-values are Monte Carlo estimates ({mc_num} draws per test, p = (1 + hits)/(1 + draws); "
             "column 'approximate'); pass method='auto' or 'exact' for exact ones.")
-    elif approx.any():
+    elif pv.approx.any():
         notes.append(
-            f"{int(approx.sum())} of {approx.size} p-values come from an approximate path of the engine "
-            f"({', '.join(sorted(set(p_how[approx].tolist())))}; large groups or a large batch): "
-            f"relative error ≤ {float(np.nanmax(p_err)):.1e} "
+            f"{int(pv.approx.sum())} of {pv.approx.size} p-values come from an approximate path of the engine "
+            f"({', '.join(sorted(set(pv.how[pv.approx].tolist())))}; large groups or a large batch): "
+            f"relative error ≤ {float(np.nanmax(pv.err)):.1e} "
             "(columns 'approximate', 'p_method', 'p_error_bound'); method='exact' gives exact ones "
             "where the groups are small enough."
         )
@@ -610,13 +646,4 @@ def audit_batch(
         notes.append("the uniform null ignores the data and is very permissive (the OFI paper's null).")
     for col, edges in bin_edges.items():
         notes.append(f"{col} was cut into {len(edges) - 1} bins at {', '.join(f'{e:g}' for e in edges)}.")
-    settings = {
-        "alpha": a, "null": null, "method": method, "num_samples": mc_num, "correction": correction,
-        "across": across,
-        "di_variant": di_variant, "beneficial_label": int(beneficial_label), "utility": util_name,
-        "num_candidates": n_c, "num_pairs": n_p, "weighted": sample_weight is not None, "bins": bin_edges,
-    }
-    return BatchAudit(
-        cms=cms, groups=tuple(groups), names=tuple(names), candidate_ids=tuple(ids), thresholds=th,
-        by_group=by_group, pairs=pairs, candidates=summary, settings=settings, notes=tuple(notes),
-    )
+    return notes

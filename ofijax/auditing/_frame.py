@@ -41,12 +41,13 @@ from ofijax._jaxcache import aot_jit
 from ofijax._progress import track
 from ofijax.auditing import _significance as sig
 from ofijax.auditing._auditframe import AuditFrame
-from ofijax.auditing._groups import MAX_LEVELS, check_group_count
+from ofijax.auditing._groups import MAX_LEVELS
 from ofijax.auditing._report import format_p, group_label
 from ofijax.auditing._rules import (
     GROUP_METRICS,
     apply_rules,
     check_count,
+    check_groups,
     check_options,
     prepare_rows,
 )
@@ -76,12 +77,6 @@ def _split3(key):
 
 _RENAMED = {"num_bootstrap": "num_samples", "num_null_samples": "num_samples",
             "num_replicates": "scan_num_samples"}
-
-
-def _default_names(names: tuple | None, ncols: int) -> tuple:
-    if names is None or any(nm is None for nm in names):
-        return ("group",) if ncols == 1 else tuple(f"sensitive_feature_{j}" for j in range(ncols))
-    return tuple(names)
 
 
 def _is_key_like(x: Any) -> bool:
@@ -296,12 +291,6 @@ def audit(
     if cms_j.ndim != 2:
         raise ValueError(f"y_pred: must be 1-D (one prediction per row) for an audit; got {cms_j.shape[:-2]} leading axes.")
     groups = gcm.groups
-    k = len(groups)
-    if k < 2:
-        raise ValueError(
-            f"sensitive_features: only one group ({group_label(groups[0])!r}) is present; an audit "
-            "compares at least two groups."
-        )
     af = _audit_core(k_boot, k_null, cms_j, groups, gcm.names, alpha=a, null=null, method=method,
                      correction=correction, conf=conf, nboot=nboot, di_variant=di_variant,
                      beneficial_label=beneficial_label, min_n=min_n, bin_edges=bin_edges,
@@ -386,9 +375,8 @@ def _audit_core(k_boot, k_null, cms_j, groups, names, *, alpha, null, method, co
     bootstraps only, the rows): tables, p-values, intervals, verdicts, notes, settings."""
     a = alpha
     k = len(groups)
-    check_group_count(k)
+    names = check_groups(groups, names)  # two to MAX_GROUPS groups; the columns' names
     ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
-    names = _default_names(names, ncols)
     cms = np.asarray(cms_j, dtype=np.float64)
     integer = bool(np.all(cms == np.round(cms)))
     notes: list[str] = []

@@ -26,12 +26,13 @@ from ofijax import _validation as v
 from ofijax import metrics as mt
 from ofijax._jaxcache import aot_jit, compiler_options
 from ofijax.auditing import _significance as sig
-from ofijax.auditing._groups import MAX_LEVELS, bin_features
+from ofijax.auditing._groups import MAX_LEVELS, bin_features, check_group_count
+from ofijax.auditing._report import group_label
 from ofijax.auditing._verdicts import min_group_size as _rule_min_group_size
 from ofijax.auditing._verdicts import verdict_codes
 from ofijax.cm import FN, FP, TN, TP
 
-__all__ = ["GROUP_METRICS", "CORRECTIONS", "DI_VARIANTS", "Rules", "apply_rules", "check_count",
+__all__ = ["GROUP_METRICS", "CORRECTIONS", "DI_VARIANTS", "Rules", "apply_rules", "check_count", "check_groups",
            "check_options", "prepare_rows", "tables_one", "tables_many"]
 
 #: Per-group metrics of ``AuditFrame.by_group`` (column name → function of a ``(..., 4)`` CM).
@@ -68,7 +69,10 @@ def _tables_body(cms, *, di_variant, with_te=True):
     ir_m = mt.pairwise(functools.partial(mt.impact_ratio, variant=di_variant), cms)
     ff_m = mt.pairwise(functools.partial(mt.four_fifths_pair, variant=di_variant), cms)
     te_m = mt.pairwise(mt.treatment_equality, cms) if with_te else None
-    return per_group, overall, ofi_m, di_m, ir_m, te_m, ff_m
+    num = cms[..., TP] + cms[..., FP]
+    den = num + cms[..., FN] + cms[..., TN] if di_variant == "paper" else cms[..., TP] + cms[..., FN]
+    rate = jnp.where(den > 0, num / jnp.where(den > 0, den, 1), jnp.nan)  # r of the DI variant
+    return per_group, overall, ofi_m, di_m, ir_m, te_m, ff_m, rate
 
 
 # One candidate: a small program a user meets on a first audit, its executable kept on disk and
@@ -84,6 +88,9 @@ class Rules(NamedTuple):
     Attributes:
         per_group: :data:`GROUP_METRICS` name → ``(..., k)``.
         overall: the same metrics of the pooled counts, name → ``(...)``.
+        rate: ``(..., k)`` the rate r that DI and the impact ratio compare: the selection rate
+            (TP + FP)/n for ``di_variant="paper"``, (TP + FP)/(TP + FN) for ``"pp_over_p"``;
+            NaN where the denominator is 0.
         ofi: ``(..., k, k)`` OFI(i, j) = B_i − B_j.
         di: ``(..., k, k)`` directional disparate impact r_i / r_j (the ``di_variant``'s rates).
         impact_ratio: ``(..., k, k)`` min(r_i, r_j) / max(r_i, r_j).
@@ -98,6 +105,7 @@ class Rules(NamedTuple):
 
     per_group: dict
     overall: dict
+    rate: np.ndarray
     ofi: np.ndarray
     di: np.ndarray
     impact_ratio: np.ndarray
@@ -158,7 +166,7 @@ def apply_rules(cms: Any, significant: Any, *, di_variant: str, min_group_size: 
                 c = c.astype(np.float64)  # a count beyond int32: rates computed from float64 counts
             out = tables_many(jnp.asarray(c), di_variant=di_variant, with_te=with_te)
             out = jax.tree_util.tree_map(lambda x: np.asarray(x)[:n_c].reshape(lead + x.shape[1:]), out)
-        per_group, overall, ofi_m, di_m, ir_m, te_m, ff_m = jax.tree_util.tree_map(
+        per_group, overall, ofi_m, di_m, ir_m, te_m, ff_m, rate = jax.tree_util.tree_map(
             lambda x: np.asarray(x, np.float64), out)
     iu, ju = np.triu_indices(k, 1)
     n = per_group["n"]
@@ -167,12 +175,28 @@ def apply_rules(cms: Any, significant: Any, *, di_variant: str, min_group_size: 
         raise ValueError(f"significant: must have shape {lead + (iu.size,)} (one per pair i < j); got {sig_.shape}.")
     small = (n[..., iu] < min_group_size) | (n[..., ju] < min_group_size)
     code, side = verdict_codes(small, sig_, ff_m[..., iu, ju], ofi_m[..., iu, ju])
-    return Rules(per_group, overall, ofi_m, di_m, ir_m, ff_m, te_m, small, code, side)
+    return Rules(per_group, overall, rate, ofi_m, di_m, ir_m, ff_m, te_m, small, code, side)
 
 
 # ------------------------------------------------------------------------------------------------
 # The one validation of the audits' options and rows
 # ------------------------------------------------------------------------------------------------
+
+
+def check_groups(groups: Any, names: Any) -> tuple:
+    """Refuse a single group or more than :data:`ofijax.auditing.MAX_GROUPS` (before any pairwise
+    work) and return the group columns' names (``("group",)``, or ``sensitive_feature_j`` for
+    unnamed intersections)."""
+    if len(groups) < 2:
+        raise ValueError(
+            f"sensitive_features: only one group ({group_label(groups[0])!r}) is present; an audit "
+            "compares at least two groups."
+        )
+    check_group_count(len(groups))
+    ncols = len(groups[0]) if isinstance(groups[0], tuple) else 1
+    if names is None or any(nm is None for nm in names):
+        return ("group",) if ncols == 1 else tuple(f"sensitive_feature_{j}" for j in range(ncols))
+    return tuple(names)
 
 
 def check_count(value: Any, name: str, *, allow_zero: bool = True) -> int:

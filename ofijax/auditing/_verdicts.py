@@ -128,20 +128,24 @@ def detectable_ofi(cm_i: Any, cm_j: Any, alpha: float, *, null: str = "pooled",
 
 
 def adjust_pvalues(p_values: Any, correction: str) -> np.ndarray:
-    """Adjust a family of p-values: ``"holm"`` (step-down, default of :func:`ofijax.audit`),
-    ``"bonferroni"`` (min(m p, 1)) or ``"none"``; NaN stays NaN.
+    """Adjust families of p-values along the last axis (each leading index one family of m):
+    ``"holm"`` (step-down, default of :func:`ofijax.audit`; :func:`ofijax.auditing.holm`),
+    ``"bonferroni"`` (min(m p, 1)) or ``"none"``; NaN stays NaN. The within-candidate correction
+    of :func:`ofijax.audit` (one family) and :func:`ofijax.audit_batch` (one per candidate).
 
     >>> from ofijax.auditing import adjust_pvalues
     >>> adjust_pvalues([0.01, 0.04, 0.03], "bonferroni").round(2).tolist()
     [0.03, 0.12, 0.09]
-    >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(2).tolist()
-    [0.03, 0.06, 0.06]
+    >>> adjust_pvalues([[0.01, 0.04, 0.03], [0.5, 0.01, 0.2]], "holm").round(2).tolist()
+    [[0.03, 0.06, 0.06], [0.5, 0.03, 0.4]]
     """
-    p = np.asarray(p_values, dtype=np.float64).reshape(-1)
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim == 0:
+        p = p.reshape(1)
     if correction == "holm":
         return np.asarray(sig.holm(p), dtype=np.float64)
     if correction == "bonferroni":
-        return np.minimum(p * p.size, 1.0)
+        return np.minimum(p * p.shape[-1], 1.0)
     if correction == "none":
         return p.copy()
     raise ValueError(f"correction: must be one of 'holm', 'bonferroni', 'none'; got {correction!r}.")
