@@ -72,30 +72,26 @@ MIN_COMPILE_SECS = 0.0
 
 _ENABLED_DIR: str | None = None
 
-#: XLA options for the scan programs of small problems (run time ≪ compile time):
+#: XLA options for the programs of small problems, where compile time dominates run time (each
+#: chosen by ``experiments/bench_scan.py --cold-only``; measurements in
+#: ``experiments/notes/suite_and_cache.md``):
 #:
-#: * ``xla_cpu_use_fusion_emitters=False``: the older (non-MLIR) CPU fusion emitters build the
-#:   ~270 fusions of a Bias Scan program with ~40% less compile CPU time, with the same results
-#:   and run time at 10k × 4 × 5 (640 cells); at ~20k cells the default emitters ran faster. A
-#:   CPU flag; other backends ignore it.
+#: * ``xla_cpu_use_fusion_emitters=False``: the older (non-MLIR) CPU fusion emitters compile a
+#:   scan's many fusions faster, with the same results; at large cell counts the default emitters
+#:   run faster. A CPU flag; other backends ignore it.
 #: * ``xla_backend_optimization_level=1`` (LLVM -O1 instead of -O3): LLVM is about half of a
-#:   scan's compile time; at 640 cells the search compiled in 2.4-3.1 s instead of 3.2-3.9 s with
-#:   the same run time (22-29 vs 23-39 ms), at 4,096 cells 0.4 s faster for a 10% slower run
-#:   (59 vs 54 ms), while at 74k cells the run was 1.5× slower (so small problems only). Level 0
-#:   compiled faster still but ran 3-4× slower. The results agree to rounding, not bit for bit,
-#:   with the default level's; a given option set always builds the same program, so a result
-#:   does not depend on whether the executable came from a cache.
-#: * ``xla_disable_hlo_passes=while-loop-invariant-code-motion``: XLA's hoisting of loop-invariant
-#:   code out of while loops re-runs on every loop of the program at each round of the
-#:   simplification pipeline (15 rounds, ~0.11 s of a 10k × 4 × 5 search's 0.29 s of HLO passes);
-#:   without it that search compiled in 0.82-0.85 instead of 0.96-0.97 s and ran in 20.7-21.1
-#:   instead of 20.5-20.9 ms (the loops' invariants are already hoisted by hand, e.g. the step's
-#:   ``_prepare``). Only an optimisation: the arithmetic, and so every result, is the same.
+#:   scan's compile time; -O1 runs small problems as fast, large ones slower (so small problems
+#:   only). The results agree to rounding, not bit for bit, with the default level's; a given
+#:   option set always builds the same program, so a result does not depend on whether the
+#:   executable came from a cache.
+#: * ``xla_disable_hlo_passes=while-loop-invariant-code-motion``: XLA re-runs this hoisting on
+#:   every loop at each round of its simplification pipeline, while the loops' invariants are
+#:   already hoisted by hand (e.g. the step's ``_prepare``). Only an optimisation: the arithmetic,
+#:   and so every result, is the same.
 #:
 #: ``ofijax.scan`` uses these options only below a cell count and replicate count (jaxlib
-#: 0.10.2; see ``experiments/bench_scan.py --cold-only`` and ``scan._engine.Programs``); the
-#: audit's metric tables and bootstrap always (counts and IEEE divisions: the same results bit
-#: for bit; a cold COMPAS audit compiled them in 0.18 instead of 0.47 s).
+#: 0.10.2; ``scan._engine.Programs``); the audit's metric tables and bootstrap always (counts and
+#: IEEE divisions: the same results bit for bit).
 FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1,
                 "xla_disable_hlo_passes": "while-loop-invariant-code-motion"}
 
@@ -223,7 +219,7 @@ def aot_enabled() -> bool:
 
 
 def _source_digest() -> str:
-    """Digest of every ``.py`` file of the ofijax package (read once per process, ~1 ms)."""
+    """Digest of every ``.py`` file of the ofijax package (read once per process)."""
     global _SOURCE_DIGEST
     if _SOURCE_DIGEST is None:
         root = Path(__file__).resolve().parent
@@ -298,8 +294,8 @@ class AOTFunction:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _fast_key(self, args: tuple, kwargs: Mapping[str, Any]):
-        """A cheap in-process key (~20 µs; the full :meth:`key` digests the JAX configuration
-        and the source, ~1 ms): static arguments, tree, shapes/dtypes/weak types and JAX's
+        """A cheap in-process key for repeated calls (the full :meth:`key` digests the JAX
+        configuration and the source, about 50 times slower): static arguments, tree, shapes/dtypes/weak types and JAX's
         trace context (the flags ``jax.jit`` itself keys on, x64 included). None when it cannot
         be formed (then the full key is used)."""
         import jax
@@ -390,9 +386,9 @@ def _gc_paused():
     """Python's cyclic garbage collector paused while a program is traced, lowered and compiled,
     then restored as it was: tracing allocates tens of thousands of short-lived objects, and the
     collections they trigger walk the whole heap (JAX's modules included) without freeing
-    anything. A 10k × 4 × 5 search program traced in 0.22 instead of 0.29 s (measured with
-    ``gc.disable()``); its objects are freed by reference counting as usual, and anything cyclic
-    at the next collection. Pauses in several threads nest (the last one out restores)."""
+    anything (the saving is in ``experiments/notes/suite_and_cache.md``). Its objects are freed
+    by reference counting as usual, and anything cyclic at the next collection. Pauses in several
+    threads nest (the last one out restores)."""
     import gc
 
     with _GC_LOCK:
