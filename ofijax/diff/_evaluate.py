@@ -20,7 +20,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from ofijax._validation import as_key, as_numpy, check_fraction
-from ofijax.diff._cm import soft_cms
+from ofijax.diff._cm import GroupWeights, soft_cms
 from ofijax.diff._penalty import CMEstimator
 from ofijax.diff._train import (
     Batch,
@@ -472,7 +472,10 @@ def tradeoff_sweep(
         penalty_fn: ``penalty_fn(cms) -> scalar``; default ``ofi_penalty`` with ``"max_gap"``.
         loss, lagrangian, dual_lr, threshold, estimator, surrogate_temperature: as in
             :func:`make_train_step`.
-        eval_data: :class:`Batch` to evaluate on (default ``data``).
+        eval_data: :class:`Batch` to evaluate on (default ``data``). Its group columns must
+            mean the training groups: the same number of columns and, where both batches carry
+            :class:`~ofijax.diff.GroupWeights` (labels), the same labels in the same order;
+            otherwise ``ValueError`` naming ``eval_data.groups``.
 
     Returns:
         :class:`SweepResult` with leading axes ``(S, R)``.
@@ -501,12 +504,21 @@ def tradeoff_sweep(
         raise ValueError("strengths: must be finite (only Lagrangian caps may be inf).")
     _check_train_options(0.0, lagrangian, dual_lr, threshold, surrogate_temperature)
     dtype = jnp.result_type(float)
+    names = _group_names(data)
+    eval_names = names if eval_data is None else _group_names(eval_data)
     data = _check_batch(data, "data")
     eval_data = data if eval_data is None else _check_batch(eval_data, "eval_data")
     if eval_data.groups.shape[1] != data.groups.shape[1]:
         raise ValueError(
             f"eval_data.groups: has {eval_data.groups.shape[1]} groups but data.groups has "
-            f"{data.groups.shape[1]}; use the same group columns."
+            f"{data.groups.shape[1]}; use the same group columns (build both with "
+            "one_hot_groups on the labels of all rows, then split)."
+        )
+    if names is not None and eval_names is not None and tuple(names) != tuple(eval_names):
+        raise ValueError(
+            f"eval_data.groups: its columns are the groups {list(eval_names)!r} but data.groups' "
+            f"are {list(names)!r}; the columns must mean the same groups in the same order "
+            "(build both with one_hot_groups on the labels of all rows, then split)."
         )
     if callable(init_params):
         init_fn, params0 = init_params, None
@@ -536,6 +548,11 @@ def tradeoff_sweep(
         estimator=estimator,
         surrogate_temperature=float(surrogate_temperature),
     )
+
+
+def _group_names(batch: Any) -> tuple | None:
+    groups = getattr(batch, "groups", None)
+    return groups.groups if isinstance(groups, GroupWeights) else None
 
 
 @functools.cache

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ofijax._validation import as_key, as_numpy, check_binary, check_finite, is_tracer
-from ofijax.diff._cm import check_group_weights, soft_cms
+from ofijax.diff._cm import GroupWeights, check_group_weights, soft_cms
 from ofijax.diff._penalty import CMEstimator, ofi_penalty
 
 if TYPE_CHECKING:  # optax is imported on first use (it adds ~0.2 s to `import ofijax`)
@@ -41,7 +41,8 @@ class Batch(NamedTuple):
     Attributes:
         x: ``(N, D)`` features.
         y: ``(N,)`` binary labels, 1 = the beneficial outcome.
-        groups: ``(N, G)`` group weights (see :func:`ofijax.diff.one_hot_groups`).
+        groups: ``(N, G)`` group weights, or the :class:`~ofijax.diff.GroupWeights` of
+            :func:`ofijax.diff.one_hot_groups` (its labels then name the columns).
         weight: optional ``(N,)`` sample weights (``None`` = all ones).
     """
 
@@ -476,7 +477,8 @@ def _check_batch(batch: Any, name: str) -> Batch:
             f"{name}.x: must have one row per label ({y.shape[0]}); got shape {x.shape}."
         )
     check_finite(x, f"{name}.x")
-    gw = check_group_weights(b.groups, y.shape[0], f"{name}.groups", f"{name}.y")
+    groups = b.groups.weights if isinstance(b.groups, GroupWeights) else b.groups
+    gw = check_group_weights(groups, y.shape[0], f"{name}.groups", f"{name}.y")
     w = None
     if b.weight is not None:
         wa = as_numpy(b.weight, f"{name}.weight")

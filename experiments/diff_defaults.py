@@ -1,0 +1,211 @@
+"""Choose OFIClassifier's defaults on COMPAS training/validation data, then check them on test.
+
+Protocol (issue #39): COMPAS two-year recidivism with ProPublica's filters
+(``load_compas("general")``), African-American vs Caucasian only; race is the sensitive feature
+and never a model input; the label is ``two_year_recid`` with ``beneficial_label=0`` ("no
+recidivism" is the beneficial outcome). Features: sex, age, priors_count, the three juvenile
+counts and the charge degree. Each seed splits the rows 50/25/25 into train/validation/test.
+
+Selection (validation only; test is not looked at):
+
+1. optimizer stage, ``strength=0``: ``learning_rate`` × ``epochs`` × ``batch_size`` ×
+   ``standardize``; keep ``epochs`` and ``standardize`` of the setting with the best median
+   validation accuracy (ties: fewer epochs); that accuracy is the plain model's reference.
+2. penalty stage: ``surrogate_temperature`` × ``strength`` × ``learning_rate`` ×
+   ``batch_size``; keep the setting with the smallest median validation max|OFI| among those
+   whose median validation accuracy is at most ``--max-drop`` (default 1.5 points, half a point
+   of margin under the 2-point target) below the reference and where no seed collapsed to one
+   class.
+
+Check (test): the chosen defaults against plain logistic regression (scikit-learn,
+standardized features) on every seed: median held-out max|OFI|, accuracy, and the noise floor
+from ``OFIClassifier.evaluate``.
+
+Usage: ``python experiments/diff_defaults.py [--quick]``. Writes
+``experiments/results/diff_defaults{_quick}.csv`` (one row per setting and seed, column
+``stage``) and ends with ``name: value`` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ofijax.datasets import load_compas  # noqa: E402
+from ofijax.diff import OFIClassifier  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FEATURES = ["sex", "age", "priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count",
+            "c_charge_degree"]
+
+
+def compas_aa_cauc() -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    df = load_compas("general")
+    df = df[df["race"].isin(["African-American", "Caucasian"])].reset_index(drop=True)
+    x = pd.DataFrame({
+        "male": (df["sex"] == "Male").astype(float),
+        "age": df["age"].astype(float),
+        "priors_count": df["priors_count"].astype(float),
+        "juv_fel_count": df["juv_fel_count"].astype(float),
+        "juv_misd_count": df["juv_misd_count"].astype(float),
+        "juv_other_count": df["juv_other_count"].astype(float),
+        "felony": (df["c_charge_degree"] == "F").astype(float),
+    })
+    return x, df["two_year_recid"].to_numpy(), df["race"].to_numpy()
+
+
+def splits(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    idx = np.random.default_rng(seed).permutation(n)
+    a, b = n // 2, (3 * n) // 4
+    return idx[:a], idx[a:b], idx[b:]
+
+
+def max_abs_ofi(y, pred, race, beneficial=0) -> float:
+    """max |B_i − B_j| with B = (FP − FN)/n, positive = beneficial (NumPy reference)."""
+    bs = []
+    for g in np.unique(race):
+        m = race == g
+        yp, pp = y[m] == beneficial, pred[m] == beneficial
+        bs.append((np.sum(~yp & pp) - np.sum(yp & ~pp)) / m.sum())
+    return float(max(bs) - min(bs))
+
+
+def fit_eval(params: dict, x, y, race, tr, ev) -> dict:
+    clf = OFIClassifier(beneficial_label=0, **params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(x.iloc[tr], y[tr], sensitive_features=race[tr])
+    collapsed = any("collapsed" in str(w.message) for w in caught)
+    pred = clf.predict(x.iloc[ev])
+    return {
+        "acc": float(np.mean(pred == y[ev])),
+        "max_ofi": max_abs_ofi(y[ev], pred, race[ev]),
+        "collapsed": collapsed,
+    }, clf
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small grid, 2 seeds (for tests)")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--max-drop", type=float, default=0.015)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    seeds = list(range(2 if args.quick else args.seeds))
+    x, y, race = compas_aa_cauc()
+    rows = []
+    t0 = time.perf_counter()
+
+    def grid_stage(stage: str, settings: list[dict]) -> pd.DataFrame:
+        out = []
+        for s in seeds:
+            tr, va, _ = splits(len(y), s)
+            for p in settings:
+                r, _ = fit_eval(p, x, y, race, tr, va)
+                out.append({"stage": stage, "seed": s, **p, **{f"val_{k}": v for k, v in r.items()}})
+        rows.extend(out)
+        return pd.DataFrame(out)
+
+    opt_grid = [
+        {"strength": 0.0, "learning_rate": lr, "epochs": ep, "batch_size": bs, "standardize": st}
+        for lr, ep, bs, st in itertools.product(
+            (0.01, 0.05) if not args.quick else (0.05,),
+            (20, 50) if not args.quick else (10,),
+            (128, 512) if not args.quick else (256,),
+            (True, False) if not args.quick else (True,),
+        )
+    ]
+    opt = grid_stage("optimizer", opt_grid)
+    keys = ["learning_rate", "epochs", "batch_size", "standardize"]
+    agg = opt.groupby(keys).agg(acc=("val_acc", "median")).reset_index()
+    agg = agg.sort_values(["acc", "epochs"], ascending=[False, True])
+    best_opt = {k: agg.iloc[0][k] for k in keys}
+    best_opt = {"epochs": int(best_opt["epochs"]), "standardize": bool(best_opt["standardize"])}
+    plain_acc = float(agg.iloc[0]["acc"])
+    top = agg.iloc[0]
+    plain_ofi = float(opt[(opt[keys] == top[keys]).all(axis=1)]["val_max_ofi"].median())
+
+    temps = (0.1, 1.0) if args.quick else (0.1, 0.2, 0.3, 0.5, 1.0)
+    strengths = (1.0, 4.0) if args.quick else (0.5, 1.0, 2.0, 4.0)
+    lrs = (0.05,) if args.quick else (0.01, 0.05)
+    batches = (256,) if args.quick else (256, 1024)
+    pen_grid = [{"surrogate_temperature": t, "strength": s, "learning_rate": lr,
+                 "batch_size": bs, **best_opt}
+                for t, s, lr, bs in itertools.product(temps, strengths, lrs, batches)]
+    pen = grid_stage("penalty", pen_grid)
+    pkeys = ["surrogate_temperature", "strength", "learning_rate", "batch_size"]
+    agg = pen.groupby(pkeys).agg(
+        acc=("val_acc", "median"), max_ofi=("val_max_ofi", "median"),
+        collapsed=("val_collapsed", "any"),
+    ).reset_index()
+    ok = agg[(agg.acc >= plain_acc - args.max_drop) & ~agg.collapsed]
+    best = ok.sort_values("max_ofi").iloc[0] if len(ok) else agg.sort_values("max_ofi").iloc[0]
+    chosen = {**best_opt, "surrogate_temperature": float(best.surrogate_temperature),
+              "strength": float(best.strength), "learning_rate": float(best.learning_rate),
+              "batch_size": int(best.batch_size)}
+    print(agg.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+
+    # test check: chosen settings vs plain logistic regression (scikit-learn)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    test = []
+    for s in seeds:
+        tr, _, te = splits(len(y), s)
+        lr = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+        lr.fit(x.iloc[tr], y[tr])
+        p_lr = lr.predict(x.iloc[te])
+        r, clf = fit_eval(chosen, x, y, race, tr, te)
+        ev = clf.evaluate(s, x.iloc[te], y[te], sensitive_features=race[te])
+        lo, hi = (float(v) for v in ev.max_abs_ofi_interval)
+        test.append({
+            "stage": "test", "seed": s, **chosen,
+            "lr_acc": float(np.mean(p_lr == y[te])),
+            "lr_max_ofi": max_abs_ofi(y[te], p_lr, race[te]),
+            "test_acc": r["acc"], "test_max_ofi": r["max_ofi"], "test_collapsed": r["collapsed"],
+            "test_max_ofi_low": lo, "test_max_ofi_high": hi,
+            "noise_floor": float(ev.noise_floor),
+            "below_noise_floor": bool(ev.below_noise_floor),
+        })
+    rows.extend(test)
+    tdf = pd.DataFrame(test)
+    args.out.mkdir(parents=True, exist_ok=True)
+    suffix = "_quick" if args.quick else ""
+    pd.DataFrame(rows).to_csv(args.out / f"diff_defaults{suffix}.csv", index=False,
+                              float_format="%.5g")
+    print(tdf.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    med = tdf.median(numeric_only=True)
+    lines = {
+        "plain_val_acc": plain_acc,
+        "plain_val_max_ofi": plain_ofi,
+        **{f"chosen_{k}": v for k, v in chosen.items()},
+        "test_seeds": len(seeds),
+        "test_lr_acc_median": med["lr_acc"],
+        "test_lr_max_ofi_median": med["lr_max_ofi"],
+        "test_default_acc_median": med["test_acc"],
+        "test_default_max_ofi_median": med["test_max_ofi"],
+        "test_acc_drop_median_points": 100 * float(np.median(tdf.lr_acc - tdf.test_acc)),
+        "test_max_ofi_ratio_median": float(np.median(tdf.test_max_ofi / tdf.lr_max_ofi)),
+        "test_ratio_of_medians": med["test_max_ofi"] / med["lr_max_ofi"],
+        "test_noise_floor_median": med["noise_floor"],
+        "test_seeds_below_noise_floor": int(tdf.below_noise_floor.sum()),
+        "seconds": time.perf_counter() - t0,
+    }
+    for k, v in lines.items():
+        print(f"{k}: {v:.4f}" if isinstance(v, float | np.floating) else f"{k}: {v}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    main()
