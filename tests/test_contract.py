@@ -1539,3 +1539,57 @@ def test_cli_scan_engines_same_fields(tmp_path, monkeypatch, spark):
             vb = {c: b[name].get(c, "<missing>") for c in common}
             assert va == vb, f"{name}: pandas engine {va} vs {engine} engine {vb}"
         assert_same(whole[engine], whole["pandas"], f"scan.json, {engine} vs pandas", rtol=1e-9)
+
+
+def test_cli_audit_scan_options_every_engine(tmp_path, monkeypatch, spark):
+    """#43 (CLI): ``ofijax audit --scan`` honours ``--bins`` (the --attr columns, cut from their cells
+    by the one binning rule) and ``--top`` in the pandas, stream and Spark engines with one
+    report.json (but command, data, provenance); ``--max-levels`` refuses a group column in the same
+    words everywhere; what the counts cannot give is refused by name (``--threshold``, ``--bins`` on a
+    --group column the pandas engine would cut), and an existing ``--out`` without ``--force`` too:
+    exit 2, one line, the folder untouched."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(43)
+    n = 240
+    d = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n),
+                      "g": rng.choice(["a", "b", "c"], n), "age": rng.integers(18, 80, n),
+                      "score": rng.random(n).round(3)})
+    d.loc[(d["g"] == "c") & (d["y"] == 0), "p"] = 1
+    assert d["age"].nunique() > 20  # refused unless binned
+    d.to_csv("t.csv", index=False)
+    os.mkdir("parts")
+    d.iloc[:120].to_csv("parts/p0.csv", index=False)
+    d.iloc[120:].to_csv("parts/p1.csv", index=False)
+    sources = {"pandas": "t.csv", "stream": "parts", "spark": "parts"}
+    reports = {}
+    for engine, src in sources.items():
+        rep = cli_audit(src, engine, f"o_{engine}", "--scan", "--attr", "g", "age", "--bins", "4",
+                        "--top", "2", "--scan-samples", "0")
+        assert rep["data"]["engine"] == engine
+        reports[engine] = {k: v for k, v in rep.items() if k not in ("command", "data", "provenance")}
+    base = reports["pandas"]
+    assert base["settings"]["scan_top_k"] == 2 and set(base["scan"]) == {"fpr_scan", "tpr_scan"}
+    for engine in ("stream", "spark"):
+        assert_same(reports[engine], base, f"ofijax audit --scan --bins 4 --top 2, {engine} vs pandas", rtol=1e-9)
+    found = [r["subgroup"] for s in base["scan"].values() for r in s["top"]]
+    assert sum(len(s["top"]) for s in base["scan"].values()) == 4
+    ages = {v for sub in found for v in sub.get("age", [])}
+    assert ages and all(v.split(": ")[0] in {"1", "2", "3", "4"} for v in ages), ages  # bin labels
+
+    def refused(engine, *extra):
+        rc, so, se = _cli(["audit", "--data", os.path.abspath(sources[engine]), "--label", "y",
+                           "--engine", engine, "--samples", "0", "--no-plots", *extra])
+        assert rc == 2 and len(se.strip().splitlines()) == 1, (engine, extra, rc, se[-300:])
+        assert not os.path.exists("r") and os.listdir("exists") == []
+        return se.strip().split("error: ", 1)[1]
+
+    os.mkdir("exists")
+    words = {e: refused(e, "--pred", "p", "--group", "g", "--max-levels", "2", "--out", "r") for e in sources}
+    assert words["pandas"].startswith("--group: column 'g' has 3 distinct values (more than --max-levels 2)")
+    assert words["stream"] == words["spark"] == words["pandas"]
+    for engine in ("stream", "spark"):
+        assert refused(engine, "--pred", "score", "--group", "g", "--threshold", "0.5", "--out", "r"
+                       ).startswith("--threshold:")
+        assert refused(engine, "--pred", "p", "--group", "age", "--bins", "4", "--out", "r").startswith("--bins:")
+    for engine in sources:
+        assert refused(engine, "--pred", "p", "--group", "g", "--out", "exists").startswith("--out:")

@@ -241,7 +241,8 @@ def _statistics(args: Any, files: list, fmt: str, *, group, attrs, beneficial: i
             import warnings
 
             with warnings.catch_warnings():  # pyspark's own notes (e.g. on the pandas version)
-                warnings.filterwarnings("ignore", category=UserWarning, module=r"pyspark(\.|$)")
+                for kind in (UserWarning, FutureWarning):
+                    warnings.filterwarnings("ignore", category=kind, module=r"pyspark(\.|$)")
                 return stats.from_spark(_spark_frame(args, files, fmt, labels, numeric),
                                         label=args.label, pred=args.pred, group=group, attrs=attrs,
                                         beneficial_label=beneficial, as_strings=True,
@@ -276,8 +277,6 @@ def cmd_audit(args: Any, finish) -> int:
     if args.groups:
         _fail("--groups: not supported when streaming; filter the files first, or pass "
               "--engine pandas.")
-    if args.bins:
-        _fail("--bins: binning needs the rows; pass --engine pandas (or store binned columns).")
     attrs = (args.attr or list(args.group)) if args.scan else None
     if args.attr and not args.scan:
         _fail("--attr: only used with --scan.")
@@ -311,7 +310,9 @@ def cmd_audit(args: Any, finish) -> int:
     if args.scan:
         k_scan = jax.random.split(key, 3)[2]
         af = af._replace(scan=run_scans(k_scan, scan_cells, beneficial, int(args.scan_samples),
-                                        top_k=args.top))
+                                        top_k=args.top),
+                         settings={**af.settings, "scan_num_samples": int(args.scan_samples),
+                                   "scan_top_k": int(args.top)})  # as audit(scan=True) records them
     elapsed = time.perf_counter() - t0
     from ofijax import __version__
     from ofijax.cli._output import data_section
@@ -356,20 +357,32 @@ def cmd_audit(args: Any, finish) -> int:
 
 
 def _check_groups(args: Any, counts) -> None:
-    """At least two groups, and no more than --max-levels values per group column (as the
-    in-memory audit refuses a continuous or high-cardinality column)."""
+    """At least two groups, and each group column checked by the pandas engine's one rule
+    (:func:`ofijax.auditing.bin_features`: a continuous or high-cardinality column is refused with
+    the same words); a column that ``--bins`` would cut is refused naming ``--bins`` (the counts
+    path has no bins for the audit's groups; the --attr columns of ``--scan`` are binned from their
+    cells)."""
+    import numpy as np
+    import pandas as pd
+
+    from ofijax.auditing import bin_features
+    from ofijax.cli._output import as_option
+
     if len(counts.groups) < 2:
         _fail(f"--group: only one group ({counts.groups[0]!r}) is present; an audit compares "
               "at least two.")
     for j, name in enumerate(counts.names):
-        vals = {g[j] if isinstance(g, tuple) else g for g in counts.groups}
-        if len(vals) > args.max_levels:
-            n = len(vals)
-            _fail(f"--group: column {name!r} has {n} distinct values (more than --max-levels "
-                  f"{args.max_levels}), which looks continuous or high-cardinality: one group per "
-                  f"value gives {n * (n - 1) // 2} pairs of tiny groups; pass --bins 5 (quantile "
-                  "bins of a numeric column) or merge rare values, or raise --max-levels to audit "
-                  "every value.")
+        vals = sorted({g[j] if isinstance(g, tuple) else g for g in counts.groups}, key=str)
+        try:
+            _, edges = bin_features(pd.DataFrame({name: np.asarray(vals, dtype=object)}), bins=args.bins,
+                                    max_levels=args.max_levels)
+        except (ValueError, TypeError) as exc:
+            raise as_option(exc, {"sensitive_features": "--group"}) from None
+        if edges:
+            _fail(f"--bins: the --group column {name!r} has {len(vals)} distinct values, which --bins "
+                  f"{args.bins} cuts into quantile bins of the rows; with --engine {args.engine} only the "
+                  "--attr columns of --scan are binned: pass --engine pandas, or store a binned group "
+                  "column.")
 
 
 def scan_cells_binned(args: Any, cells, option: str = "--attr"):
