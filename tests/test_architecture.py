@@ -173,9 +173,9 @@ KEYWORD_KEY_OK = {
     "ofijax.scan.ijdi_scan",
     "ofijax.auditing.ofi_test",
     "ofijax.auditing.pairwise_ofi_test",
-    "ofijax.auditing.audit_batch",  # #36: key only for method="monte_carlo"; default deterministic
+    "ofijax.auditing.audit_batch",  # key only for method="monte_carlo"; default deterministic
     "ofijax.distributions.ofi_threshold",
-    "ofijax.scan.scan_cells",  # issue 15: key breaks ties of the restarts; replicates need one
+    "ofijax.scan.scan_cells",  # key breaks ties of the restarts; replicates need one
     "ofijax.stats.fpr_scan_cells",
     "ofijax.stats.tpr_scan_cells",
     "ofijax.stats.bias_scan_cells",
@@ -200,7 +200,7 @@ def test_random_functions_take_key_first():
     assert bad == [], "\n".join(bad)
 
 
-#: Public modules that are not packages: re-export modules for ofijax's own plumbing (issue #38),
+#: Public modules that are not packages: re-export modules for ofijax's own plumbing,
 #: documented as not a stable API. ``__main__`` is the ``python -m ofijax`` entry point.
 PLUMBING_MODULES = sorted(
     m for m in MODULES

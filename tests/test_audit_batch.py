@@ -305,7 +305,7 @@ def test_bad_inputs(kwargs, match):
 
 def test_misaligned_pandas_refused_and_one_group_refused():
     y = pd.Series([1, 0, 1, 0], index=[0, 1, 2, 3])
-    g = pd.Series(list("abab"), index=[3, 2, 1, 0])  # the same labels in another order: aligned (#37)
+    g = pd.Series(list("abab"), index=[3, 2, 1, 0])  # the same labels in another order: aligned
     ba = audit_batch(y, pd.DataFrame({"m": [1, 1, 0, 0]}), sensitive_features=g, min_group_size=1)
     assert ba.cms[0].tolist() == [[0, 0, 1, 1], [1, 1, 0, 0]]  # a = rows 1 (FP), 3 (TN); b = rows 0 (TP), 2 (FN)
     with pytest.raises(ValueError, match="^sensitive_features: "):

@@ -1,4 +1,4 @@
-"""The audit's one set of rules (issue #38): ``apply_rules`` on any leading shape against Fractions
+"""The audit's one set of rules: ``apply_rules`` on any leading shape against Fractions
 and brute-force verdicts, one Holm that broadcasts against a brute-force Holm, the same refusals
 in ``audit`` and ``audit_batch``, and the facade's moved names."""
 

@@ -1,6 +1,6 @@
-"""Trust round 3 (#37), audit side: group-order invariance of four-fifths and verdicts, float64
-batch numbers, distinct group labels, column names with ``data=``, duplicate group columns, text
-labels, verdict wording, "-0.00", and the one method vocabulary (#36)."""
+"""Trust checks, audit side: group-order invariance of four-fifths and verdicts, float64 batch
+numbers, distinct group labels, column names with ``data=``, duplicate group columns, text
+labels, verdict wording, "-0.00", and the one method vocabulary."""
 
 import itertools
 import re
@@ -82,8 +82,8 @@ def test_four_fifths_exact_tie_passes():
 
 
 def test_zero_selections_fail_whatever_the_group_is_called():
-    # "A": 0 of 25 selected; "M": 12 of 30 selected. Before #37 the pair read DI 0, "fails" as A-M
-    # and DI NaN, "undefined" once A was renamed Z (sorted after M).
+    # "A": 0 of 25 selected; "M": 12 of 30 selected. The pair fails whichever group sorts first: a
+    # directional DI would read 0 ("fails") as A-M but NaN ("undefined") once A is renamed Z.
     cms = [(0, 0, 0, 25), (12, 0, 0, 18)]
     out = {}
     for name in ("A", "Z"):
@@ -310,7 +310,7 @@ def test_reports_print_no_negative_zero():
 
 
 # ------------------------------------------------------------------------------------------------
-# #36 item 2: one method vocabulary, default "auto"; p_method per pair
+# One method vocabulary, default "auto"; p_method per pair
 # ------------------------------------------------------------------------------------------------
 
 
