@@ -287,6 +287,7 @@ def test_cli_bad_later_file_exits_2_and_writes_nothing(compas, tmp_path, capsys)
     assert not out.exists()
 
 
+@pytest.mark.slow  # end to end: the CLI through Spark jobs (from_spark is checked above)
 def test_cli_spark_engine_equals_in_memory(spark, compas_files, tmp_path):
     # runs on the session's SparkSession (getOrCreate), so the suite starts Spark once
     single, d = compas_files
@@ -298,6 +299,7 @@ def test_cli_spark_engine_equals_in_memory(spark, compas_files, tmp_path):
         assert a[k] == b[k], k
 
 
+@pytest.mark.slow  # end to end: eight CLI audits, four through Spark jobs
 def test_cli_spark_engine_reads_labels_and_missing_values_as_the_others(spark, tmp_path, capsys,
                                                                        monkeypatch):
     """#37 items 4, 5, 10: codes '01'/'1'/'1.0' are three groups, 'NA' is a label (missing only with
@@ -427,6 +429,7 @@ def distributed_runs():
     return res, ref
 
 
+@pytest.mark.slow  # end to end: two more JAX processes under jax.distributed
 def test_replicates_under_jax_distributed_equal_one_process(distributed_runs):
     """Two local CPU processes under jax.distributed split the replicates; same null scores."""
     res, ref = distributed_runs
@@ -437,6 +440,7 @@ def test_replicates_under_jax_distributed_equal_one_process(distributed_runs):
         assert r["p"] == ref["p"]
 
 
+@pytest.mark.slow  # end to end: two more JAX processes under jax.distributed
 @pytest.mark.parametrize("which", ["mc", "stream"])
 def test_monte_carlo_under_jax_distributed_equals_one_process(distributed_runs, which):
     """monte_carlo / the streaming engine under jax.distributed: each process evaluates its share
