@@ -15,6 +15,11 @@ on them on one machine:
 * :func:`collect_bias`, :func:`bias_scan_cells`: Bias Scan from per-cell counts, outcome sums and
   Chebyshev features of the expectations (:class:`BiasCells`).
 
+Every scan here returns :class:`ofijax.scan.ScanResult`, the result of the row scans (no row
+``mask``), and says whether its optimum is certified (``result.certified``: the rate scans'
+``search="auto"`` scores every subgroup of a small space; ``bias_scan_cells`` runs coordinate
+ascent, a local optimum). ``CellScanResult`` is the former name of that type, kept for a release.
+
 Randomization tests: for FPR-/TPR-Scan every row of a side has the same null rate p̄_b, so a
 Bernoulli-null replicate's cell sum is Binomial(n_c, p̄_b), drawn from the counts at no extra pass
 (equal in distribution to the row-level draws, not draw for draw). Under ``jax.distributed`` the
