@@ -179,7 +179,7 @@ def label_free_audit(args, df, desc: str, hashes) -> int:
     import numpy as np
 
     from ofijax import __version__
-    from ofijax.auditing import impact_lines, render_html, to_jsonable
+    from ofijax.auditing.reporting import impact_lines, render_html, to_jsonable
     from ofijax.cli._output import add_report_extras, check_out_dir
 
     if args.scan:
@@ -231,13 +231,8 @@ def label_free_audit(args, df, desc: str, hashes) -> int:
 def finish_audit(args, af, report: dict, desc: str, rows: int, elapsed: float) -> int:
     """Write report.json, report.md, report.html and the heatmaps atomically into ``--out`` and print the summary
     (shared by the in-memory and the streaming/Spark audit)."""
-    from ofijax.auditing import (
-        impact_lines,
-        render_html,
-        render_report,
-        to_jsonable,
-        write_heatmaps,
-    )
+    from ofijax.auditing import render_report, write_heatmaps
+    from ofijax.auditing.reporting import impact_lines, render_html, to_jsonable
 
     written = ["report.json"]
     plot_note = None

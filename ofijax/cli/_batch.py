@@ -25,7 +25,7 @@ class UserError(ValueError):
 
 __all__ = ["add_batch_options", "dispatch_batch", "cmd_audit_batch", "parse_thresholds"]
 
-_MAX_THRESHOLDS = 100_000
+_MAX_THRESHOLDS = 100_000  # most thresholds of one grid: each is a candidate audit; a STEP typo is refused, not run
 
 
 def add_batch_options(pa) -> None:
@@ -311,9 +311,10 @@ def _plot(ba, out: str) -> tuple[list[str], str | None]:
     except ImportError:
         return [], "matplotlib is not installed: frontier.png skipped (pip install matplotlib)."
     from ofijax.auditing import plot_frontier
+    from ofijax.cli._output import PLOT_DPI
 
     fig = plot_frontier(ba)
-    fig.savefig(os.path.join(out, "frontier.png"), dpi=110)
+    fig.savefig(os.path.join(out, "frontier.png"), dpi=PLOT_DPI)
     plt.close(fig)
     return ["frontier.png"], None
 
@@ -369,7 +370,7 @@ def _markdown(ba, report, sev, fr_ofi, fr_di, feasible, path, images, plot_note)
 def _html(ba, report, sev, fr_ofi, fr_di, feasible, path, image_paths, plot_note) -> None:
     """report.html of a batch audit: the summary, the candidates, the frontiers, the feasible
     candidates, the frontier figure (a data URI), provenance and methods (self-contained)."""
-    from ofijax.auditing import render_html
+    from ofijax.auditing.reporting import render_html
 
     s = ba.settings
     cols = [c for c in ("threshold",) if c in sev.columns] + [

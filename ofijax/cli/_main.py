@@ -27,6 +27,7 @@ __all__ = ["main", "build_parser", "load_table", "prepare", "METHODS", "NA_RULE"
            "audit_header"]
 
 EXIT_USAGE = 2  # the exit status of an error in the user's input (argparse's own)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 UserError = CLIError  # an error in the user's input: reported in one line, exit status 2
 
@@ -123,4 +124,4 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("ofijax: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED

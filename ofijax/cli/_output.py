@@ -16,11 +16,23 @@ import tempfile
 from collections.abc import Iterator
 
 __all__ = ["CLIError", "check_out_dir", "report_dir", "as_option", "option_name", "data_section",
-           "OPTION_OF", "SCHEMA_VERSION", "input_files", "start_hashing", "provenance"]
+           "OPTION_OF", "SCHEMA_VERSION", "BATCH_ROWS", "PLOT_DPI", "input_files", "start_hashing", "provenance"]
 
-#: Version of report.json's layout (1.0: #42 added ``schema_version``, ``provenance``,
-#: ``impact_ratios`` and the pairs' ``detectable_ofi``).
+#: Version of report.json's layout; 1.0 holds ``schema_version``, ``provenance``,
+#: ``impact_ratios`` and the pairs' ``detectable_ofi``. Raise it when a key changes meaning.
 SCHEMA_VERSION = "1.0"
+
+#: Rows per Arrow batch of the streaming reads (``--batch-size``): stats.collect's default, a few
+#: columns x 1 Mi rows stays in tens of MiB.
+BATCH_ROWS = 1 << 20
+#: Bytes per read while hashing an input (4 MiB): large enough that hashlib releases the GIL and
+#: the hashing thread overlaps the audit.
+HASH_CHUNK = 1 << 22
+#: Bytes per block of pyarrow's CSV reader for --scoring-rate (16 MiB): several batches per file
+#: and a bounded memory per block.
+CSV_BLOCK = 1 << 24
+#: Resolution of the PNG plots the commands write (sharp on screen, files of tens of KiB).
+PLOT_DPI = 110
 
 
 class CLIError(ValueError):
@@ -132,7 +144,7 @@ def _sha256(path: str) -> dict:
     h = hashlib.sha256()
     size = 0
     with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 22):  # hashlib releases the GIL on large updates
+        while chunk := fh.read(HASH_CHUNK):
             h.update(chunk)
             size += len(chunk)
     return {"path": path, "bytes": size, "sha256": h.hexdigest()}
@@ -195,7 +207,7 @@ def provenance(args, *, rows_read: int | None, rows_used: int | None, inputs=Non
 def add_report_extras(report: dict, args, *, impact=None, rows_read=None, rows_used=None, inputs=None) -> dict:
     """``schema_version`` first, then the report, ``impact_ratios`` (a table of
     :func:`ofijax.impact_ratios`) and ``provenance``; returns a new dict."""
-    from ofijax.auditing import impact_ratios_section
+    from ofijax.auditing.reporting import impact_ratios_section
 
     out = {"schema_version": SCHEMA_VERSION, **report}
     if impact is not None:
@@ -224,10 +236,10 @@ def label_strings(col, na: list, *, keep_categories: bool = True):
     return col
 
 
-def score_batches(files: list, fmt: str, groups: list, score: str, *, na_values=(), batch_size: int = 1 << 20):
+def score_batches(files: list, fmt: str, groups: list, score: str, *, na_values=(), batch_size: int = BATCH_ROWS):
     """Batches (pandas DataFrames) of the group columns, as text (an empty field or a null is
     missing, as every engine reads them), and the score column of ``files``, read with Arrow in
-    bounded memory: the input of :func:`ofijax.auditing.scoring_from_batches`."""
+    bounded memory: the input of :func:`ofijax.auditing.reporting.scoring_from_batches`."""
     import pyarrow as pa
 
     na = [str(v) for v in na_values or ()]
@@ -264,7 +276,7 @@ def score_batches(files: list, fmt: str, groups: list, score: str, *, na_values=
                                        quoted_strings_can_be_null=True)
             try:
                 reader = pcsv.open_csv(f, parse_options=pcsv.ParseOptions(delimiter=sep), convert_options=conv,
-                                       read_options=pcsv.ReadOptions(block_size=1 << 24))
+                                       read_options=pcsv.ReadOptions(block_size=CSV_BLOCK))
             except (pa.ArrowInvalid, KeyError) as exc:
                 raise CLIError(f"--scoring-rate: cannot read {score!r} from {f!r} "
                                f"({str(exc).splitlines()[0]}).") from None

@@ -14,7 +14,17 @@ import math
 from ofijax.cli import _sources
 from ofijax.cli._output import CLIError
 
-__all__ = ["build_parser", "METHODS", "NA_RULE"]
+__all__ = ["build_parser", "METHODS", "NA_RULE", "MAX_LEVELS"]
+
+# Defaults of the options that count draws (a randomization p-value resolves 1/(N + 1)):
+AUDIT_SAMPLES = 2000  # bootstrap replicates per pair: percentile intervals want ≥ 1,000
+AUDIT_SCAN_SAMPLES = 100  # randomization replicates of audit --scan: p-values down to 1/101 < 0.05/5
+SCAN_SAMPLES = 200  # randomization replicates of ofijax scan: p-values down to 1/201
+SIMULATE_SAMPLES = 100_000  # Monte Carlo draws of simulate: a 5% tail to a standard error of 0.0007
+SIMULATE_BINS = 400  # histogram bins of simulate where the lattice would be too fine to plot
+#: Most distinct values of an unbinned group/attribute column: the audit's own default
+#: (``ofijax.auditing.MAX_LEVELS``; tests/test_cli_layout.py checks that they agree).
+MAX_LEVELS = 20
 
 #: ``--method`` of ``ofijax audit``: the p-value methods of :func:`ofijax.audit`.
 METHODS = ("auto", "exact", "saddlepoint", "monte_carlo")
@@ -153,7 +163,7 @@ def _data_options(p: argparse.ArgumentParser, *, group_help: str | None, compas:
     d.add_argument("--bins", metavar="N", type=_positive_int("--bins", 2),
                    help="cut numeric group/attribute columns with more than --max-levels values into N "
                         "quantile bins (edges shown in the report); without it such columns are refused")
-    d.add_argument("--max-levels", metavar="K", type=_positive_int("--max-levels", 2), default=20,
+    d.add_argument("--max-levels", metavar="K", type=_positive_int("--max-levels", 2), default=MAX_LEVELS,
                    help="most distinct values of an unbinned group/attribute column")
     d.add_argument("--dropna", action="store_true",
                    help="drop rows with a missing value in the columns used (otherwise they are an "
@@ -206,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--confidence", type=_finite("--confidence"), default=0.95,
                    help="coverage of the bootstrap intervals (per pair; the report adds intervals "
                         "simultaneous over all pairs by Bonferroni)")
-    s.add_argument("--samples", type=int, default=2000, metavar="N", action=_Spelled,
+    s.add_argument("--samples", type=int, default=AUDIT_SAMPLES, metavar="N", action=_Spelled,
                    help="draws: bootstrap replicates of each pairwise OFI, and Monte Carlo draws "
                         "with --method monte_carlo (0 = skip the bootstrap)")
     s.add_argument("--bootstrap", type=int, dest="samples", action=_Deprecated, new="--samples")
@@ -219,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--attr", metavar="COL", nargs="+",
                    help="attribute columns for --scan (default: the --group columns; for COMPAS: race, "
                         "sex, age_cat, c_charge_degree)")
-    s.add_argument("--scan-samples", type=int, default=100, metavar="N", action=_Spelled,
+    s.add_argument("--scan-samples", type=int, default=AUDIT_SCAN_SAMPLES, metavar="N", action=_Spelled,
                    help="randomization replicates (draws) of each scan p-value (with --scan)")
     s.add_argument("--replicates", type=int, dest="scan_samples", action=_Deprecated,
                    new="--scan-samples")
@@ -282,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(0 = FPR-/TPR-Scan)")
     ps.add_argument("--side", choices=("negative", "positive", "both"), default="both",
                     help="negative = rows with label 0 (FPR), positive = rows with label 1 (TPR)")
-    ps.add_argument("--samples", type=int, default=200, metavar="N", action=_Spelled,
+    ps.add_argument("--samples", type=int, default=SCAN_SAMPLES, metavar="N", action=_Spelled,
                     help="randomization replicates (draws) of the p-value")
     ps.add_argument("--replicates", type=int, dest="samples", action=_Deprecated, new="--samples")
     ps.add_argument("--top", metavar="K", type=_positive_int("--top", 1), default=1,
@@ -314,12 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
     pm.add_argument("--cm", type=float, nargs=4, metavar=("TP", "FN", "FP", "TN"),
                     help="reference confusion matrix (counts; probabilities for multinomial) of "
                          "--null multinomial / subsample")
-    pm.add_argument("--samples", type=int, default=100_000, help="Monte Carlo draws")
+    pm.add_argument("--samples", type=int, default=SIMULATE_SAMPLES, help="Monte Carlo draws")
     pm.add_argument("--seed", type=_seed, default=0, help="PRNG seed")
     pm.add_argument("--observed", type=_finite("--observed"), metavar="OFI",
                     help="an observed OFI (needs two sizes): its two-sided tail probability by Monte "
                          "Carlo (Wilson interval) and exactly through the p-value engine")
-    pm.add_argument("--bins", type=int, default=400, metavar="B",
+    pm.add_argument("--bins", type=int, default=SIMULATE_BINS, metavar="B",
                     help="histogram bins where a lattice histogram (one bin per attainable value) "
                          "would exceed 20,001 points")
     pm.add_argument("--quantiles", type=float, nargs="+", metavar="Q",

@@ -23,6 +23,13 @@ __all__ = ["load_table", "prepare", "to_binary", "check_column", "values_preview
 
 UserError = CLIError  # an error in the user's input: reported in one line, exit status 2
 
+#: Characters of the column list an unknown-column error shows (one readable line on a terminal).
+COLUMNS_SHOWN = 600
+#: Distinct values an error lists before "... (N distinct)".
+VALUES_SHOWN = 10
+#: float64 counts every integer exactly up to 2**53; larger weights or sums are refused.
+EXACT_FLOAT = 2**53
+
 
 def load_table(path: str, *, labels=(), na_values=()):
     """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``), TSV or Parquet file into a DataFrame.
@@ -81,12 +88,12 @@ def load_table(path: str, *, labels=(), na_values=()):
 def check_column(df, col: str, option: str, source: str) -> None:
     if col not in df.columns:
         cols = ", ".join(map(str, df.columns))
-        if len(cols) > 600:
-            cols = cols[:600] + ", ..."
+        if len(cols) > COLUMNS_SHOWN:
+            cols = cols[:COLUMNS_SHOWN] + ", ..."
         raise UserError(f"{option}: column {col!r} not found in {source}; columns: {cols}")
 
 
-def values_preview(values, limit: int = 10) -> str:
+def values_preview(values, limit: int = VALUES_SHOWN) -> str:
     vals = [repr(x.item() if hasattr(x, "item") else x) for x in list(values)[:limit]]
     more = f", ... ({len(values)} distinct)" if len(values) > limit else ""
     return "[" + ", ".join(vals) + more + "]"
@@ -262,13 +269,13 @@ def prepare(
                 ints = [int(x) for x in col] if col.dtype == object else col.to_numpy().tolist()
             except (TypeError, ValueError, OverflowError):
                 ints = None
-            if ints is not None and any(abs(x) > 2**53 for x in ints):
+            if ints is not None and any(abs(x) > EXACT_FLOAT for x in ints):
                 raise UserError(f"--weight: column {weight!r} has weights above 2**53 = 9,007,199,254,740,992, "
                                 "which cannot be counted exactly; rescale the weights.")
         w = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         if np.isnan(w).any() or (w < 0).any() or np.isinf(w).any():
             raise UserError(f"--weight: column {weight!r} must hold finite non-negative numbers.")
-        if w.sum() > 2**53:
+        if w.sum() > EXACT_FLOAT:
             raise UserError(f"--weight: column {weight!r} sums to {w.sum():.3g}, beyond the 2**53 that "
                             "float64 counts exactly; rescale the weights.")
     nunique = sf.drop_duplicates().shape[0] if groups else 0

@@ -30,7 +30,7 @@ def cmd_scan(args) -> int:
     if args.lam < 0:
         raise UserError(f"--lam: must be ≥ 0; got {args.lam}.")
     check_draws(args, "samples", "--samples")
-    if _sources.use_stats(args):  # directories, globs, --engine stream/spark (issue 15)
+    if _sources.use_stats(args):  # directories, globs, --engine stream/spark
         return _sources.cmd_scan(args)
     df, desc, defaults = read_source(args, label_columns(args, "attr"))
     require(args, defaults, ("label", "pred"))
@@ -52,7 +52,8 @@ def cmd_scan(args) -> int:
         check_out_dir(args.out, args.force)  # inputs first, then the output
     import jax
 
-    from ofijax.auditing import run_scans, scan_lines
+    from ofijax.auditing import run_scans
+    from ofijax.auditing.reporting import scan_lines
 
     frame = prep["frame"]
     from ofijax.auditing import bin_features

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ofijax import distributions as D
-from ofijax.cli._output import report_dir
+from ofijax.cli._output import PLOT_DPI, report_dir
 from ofijax.cm import FN, FP
 
 __all__ = ["simulate_report", "simulate_run", "SIMULATE_SCHEMA_VERSION"]
@@ -32,7 +32,8 @@ __all__ = ["simulate_report", "simulate_run", "SIMULATE_SCHEMA_VERSION"]
 SIMULATE_SCHEMA_VERSION = 1
 
 _LATTICE_MAX = 20_001  # lattice points of one histogram (memory: chunks × points per block)
-_EXACT_PMF_MAX = 4 * 10**7
+_EXACT_PMF_MAX = 4 * 10**7  # most support points of an exact PMF computed for the plots and tails
+_Z95 = 1.959963984540054  # the standard normal's 0.975 quantile: 95% Wilson intervals
 
 _NULL_TEXT = {
     "uniform": "uniform over M(n)",
@@ -205,7 +206,7 @@ def simulate_run(ns, *, null: str, cm, num_samples: int, seed: int, observed: fl
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
-    z = 1.959963984540054
+    z = _Z95
     if n == 0:
         return (math.nan, math.nan)
     p = k / n
@@ -326,7 +327,7 @@ def _plot(row: dict, path: str) -> None:
     ax.set_title(row["name"])
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=PLOT_DPI)
 
 
 def write_results(res: dict, out: str, force: bool) -> list[str]:

@@ -24,8 +24,8 @@ import os
 import time
 from typing import Any
 
-from ofijax.auditing import to_jsonable
-from ofijax.cli._output import CLIError
+from ofijax.auditing.reporting import to_jsonable
+from ofijax.cli._output import BATCH_ROWS, CLIError
 
 __all__ = ["add_options", "use_stats", "cmd_audit", "cmd_scan", "file_header", "unique_columns",
            "needs_rows", "RowsNeeded", "scan_cells_binned", "write_scan_report", "scan_header"]
@@ -43,7 +43,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "scan); every engine gives the same report")
     g.add_argument("--spark-master", default="local[*]", metavar="URL",
                    help="Spark master for --engine spark")
-    g.add_argument("--batch-size", type=int, default=1 << 20, metavar="ROWS",
+    g.add_argument("--batch-size", type=int, default=BATCH_ROWS, metavar="ROWS",
                    help="rows per Arrow batch for --engine stream")
 
 
@@ -51,7 +51,7 @@ def use_stats(args: Any) -> bool:
     """Whether this invocation goes through the statistics path.
 
     ``--engine auto`` (the default) streams directories and globs, and streams a single file too
-    when ``ofijax audit`` needs only counts (#36: a large file is read in batches, not whole);
+    when ``ofijax audit`` needs only counts (a large file is read in batches, not whole);
     an option that needs the rows (``--positive``, ``--dropna``, ``--weight``, ``--threshold``,
     ``--groups``, ``--bins``, ``--scan``) or a Parquet categorical group column (whose declared
     but empty categories the in-memory audit reports) loads the file with pandas. Both give the
@@ -337,7 +337,7 @@ def cmd_audit(args: Any, finish) -> int:
     impact = impact_from_counts(st.counts.groups, st.counts.names, cms.sum(1), cms[:, 0] + cms[:, 2],
                                 exclude_small=not getattr(args, "keep_small", False), alpha=args.alpha)
     if getattr(args, "scoring_rate", None) is not None:  # two more passes: the exact median, counts above
-        from ofijax.auditing import scoring_from_batches
+        from ofijax.auditing.reporting import scoring_from_batches
         from ofijax.cli._output import score_batches
 
         try:
@@ -412,7 +412,7 @@ def write_scan_report(args: Any, *, desc: str, rows: int, res: dict, notes: list
     """scan.json, scan.md and the self-contained report.html in ``--out``: one schema whatever the
     engine (pandas, stream, spark); scan.json carries ``schema_version`` and ``provenance`` (the
     audit's: versions, command, seed, input files with SHA-256, rows, date)."""
-    from ofijax.auditing import render_html, scan_lines
+    from ofijax.auditing.reporting import render_html, scan_lines
     from ofijax.cli._output import add_report_extras, report_dir, start_hashing
 
     hashes = start_hashing(getattr(args, "data", None))
@@ -454,7 +454,8 @@ def cmd_scan(args: Any) -> int:
     ``--out``/``--force``), from cell statistics."""
     import jax
 
-    from ofijax.auditing import run_scans, scan_lines
+    from ofijax.auditing import run_scans
+    from ofijax.auditing.reporting import scan_lines
 
     _check_common(args, ("label", "pred", "attr"))
     if args.lam != 0 or args.prob:
