@@ -260,6 +260,29 @@ def test_batch_bins_groups_as_the_audit_does():
         np.testing.assert_array_equal(ba.pairs.loc[ba.pairs["candidate"] == col, "ofi"], af.pairs["ofi"])
 
 
+def test_dict_columns_are_aligned_on_the_index_or_refused():
+    """A dict of pandas columns (candidates' predictions, group columns) is aligned column by column
+    on the reference index, never matched by position; a column with other labels is refused."""
+    idx = [5, 3, 8, 1, 9, 2, 7, 4]
+    y = pd.Series(Y, index=idx)
+    p = pd.Series(P, index=idx)
+    g = pd.Series(G, index=idx)
+    h = pd.Series(list("xyxyxyxy"), index=idx)
+    want = audit_batch(y, {"m": p}, sensitive_features={"g": g, "h": h}, min_group_size=1)
+    shuffled = [2, 7, 0, 5, 1, 6, 3, 4]
+    got = audit_batch(y, {"m": p.iloc[shuffled]}, sensitive_features={"g": g.iloc[shuffled], "h": h},
+                      min_group_size=1)
+    assert got.groups == want.groups and got.cms.tolist() == want.cms.tolist()
+    af = ofijax.audit(0, y, p, sensitive_features={"g": g.iloc[shuffled], "h": h.iloc[::-1]},
+                      min_group_size=1, num_samples=0)
+    assert af.groups == want.groups and af.cms.tolist() == want.cms[0].tolist()
+    other = p.set_axis([i + 100 for i in idx])
+    with pytest.raises(ValueError, match=r"^y_pred\['m'\]: its pandas index"):
+        audit_batch(y, {"m": other}, sensitive_features=g)
+    with pytest.raises(ValueError, match=r"^sensitive_features\['h'\]: its pandas index"):
+        ofijax.audit(0, y, p, sensitive_features={"g": g, "h": other}, num_samples=0)
+
+
 # ------------------------------------------------------------------ the facade -------------------
 
 MOVED = ["check_group_count", "render_html", "impact_ratios_section", "scoring_from_batches", "HOW_TO_READ",
