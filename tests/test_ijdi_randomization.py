@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from ofijax import scan
+from ofijax._jaxcache import compiler_options
 from ofijax.scan import bias_scan
 from ofijax.scan._api import _arrays, _prepare
 from ofijax.scan._randomization import (
@@ -40,10 +41,12 @@ DF = pd.DataFrame(CODES, columns=["a", "b", "c"])
 NEG = np.zeros(N, int)
 
 
-@jax.jit
+@partial(jax.jit, compiler_options=compiler_options())
 def _calibration(keys, is_perm):
     """For each key: a data set from H0 (ŷ ~ Bernoulli(0.3) on every negative), its FPR-Scan score
-    and the scores of 9 null replicates ("bernoulli" or "permutation") — all in one batch."""
+    and the scores of 9 null replicates ("bernoulli" or "permutation"). The observed and replicate
+    data sets are drawn first and scanned as one batch, so the program holds one copy of the scan
+    (compiled with the small-scan options, as ofijax's own replicate programs)."""
     from ofijax.scan._alg1 import make_params
     from ofijax.scan._engine import make_problem
     from ofijax.scan._randomization import NullSpec, procedure
@@ -56,21 +59,26 @@ def _calibration(keys, is_perm):
     def run(k, y, rc):
         return procedure(spec, k, y, data.p, data.valid, rc, data.problem, None, params).score
 
-    def one(key):
+    def draw(key):
         k_data, k_obs, k_rep = jax.random.split(key, 3)
         y = ((jax.random.uniform(k_data, data.y.shape) < 0.3) & data.valid).astype(jnp.float64)
-        observed = run(k_obs, y, data.row_cell)
         p_null = jnp.where(data.valid, jnp.sum(y) / N, 0.0)
 
         def replicate(k):
             k_null, k_scan = jax.random.split(k)
             yb, _ = null_draw("bernoulli", k_null, y, p_null, data.valid, data.row_cell)
             _, rcp = null_draw("permutation", k_null, y, p_null, data.valid, data.row_cell)
-            return run(k_scan, jnp.where(is_perm, y, yb), jnp.where(is_perm, rcp, data.row_cell))
+            return k_scan, jnp.where(is_perm, y, yb), jnp.where(is_perm, rcp, data.row_cell)
 
-        return observed, jax.vmap(replicate)(jax.random.split(k_rep, 9))
+        ks, ys, rcs = jax.vmap(replicate)(jax.random.split(k_rep, 9))
+        return (jnp.concatenate([k_obs[None], ks]), jnp.concatenate([y[None], ys]),
+                jnp.concatenate([data.row_cell[None], rcs]))
 
-    return jax.vmap(one)(keys)
+    ks, ys, rcs = jax.vmap(draw)(keys)  # (runs, 1 + 9, ...): the observed set first
+    runs = keys.shape[0]
+    flat = [a.reshape((runs * 10,) + a.shape[2:]) for a in (ks, ys, rcs)]
+    scores = jax.vmap(run)(*flat).reshape(runs, 10)
+    return scores[:, 0], scores[:, 1:]
 
 
 @pytest.mark.parametrize("null", ["bernoulli", "permutation"])
