@@ -103,3 +103,33 @@ def test_parser_defaults_agree_with_the_library():
     from ofijax.cli._output import BATCH_ROWS
 
     assert audit["batch_size"] == scan["batch_size"] == BATCH_ROWS
+
+
+def test_batch_audit_keeps_the_output_rule(tmp_path):
+    """The batch audit (``--score --thresholds``) writes its report by the one rule of every command:
+    an existing ``--out`` is refused without ``--force`` (exit 2, one line, the folder untouched; the
+    check comes before the work) and replaced whole with it."""
+    import contextlib
+
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    n = 60
+    pd.DataFrame({"y": rng.integers(0, 2, n), "s": rng.random(n).round(2),
+                  "g": rng.choice(["a", "b"], n)}).to_csv(tmp_path / "t.csv", index=False)
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    argv = ["audit", "--data", str(tmp_path / "t.csv"), "--label", "y", "--score", "s",
+            "--thresholds", "0.4:0.6:0.2", "--group", "g", "--no-plots", "--out", str(out)]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = ofijax.cli.main(argv)
+    assert rc == 2 and len(err.getvalue().strip().splitlines()) == 1 and "--force" in err.getvalue()
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert ofijax.cli.main([*argv, "--force"]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert "mine.txt" not in names and {"batch.json", "candidates.csv", "report.md"} <= set(names)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left

@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from typing import Any
 
+from ofijax.cli._output import CLIError, check_out_dir, report_dir
+from ofijax.cli._prepare import require
 
-class UserError(ValueError):
-    """An error in the user's input (the command prints one line and exits 2)."""
+UserError = CLIError  # an error in the user's input: reported in one line, exit status 2
 
 __all__ = ["add_batch_options", "dispatch_batch", "cmd_audit_batch", "parse_thresholds"]
 
@@ -105,14 +104,6 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _require(args, defaults: dict, names: tuple[str, ...]) -> None:
-    for name in names:
-        if getattr(args, name) is None:
-            if name not in defaults:
-                raise UserError(f"--{name}: required with --data.")
-            setattr(args, name, defaults[name])
-
-
 def _md_table(df) -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
@@ -136,7 +127,7 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
         if args.thresholds is None:
             raise UserError("--thresholds: --score needs a threshold grid, e.g. --thresholds 0.1:0.9:0.05.")
         th = parse_thresholds(args.thresholds)
-        _require(args, defaults, ("label", "group"))
+        require(args, defaults, ("label", "group"))
         # the label column stands in for the prediction column that a score grid does not have
         prep = prepare(
             df, label=args.label, pred=args.label, groups=args.group, positive=args.positive,
@@ -155,7 +146,7 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
         dup = sorted({c for c in cols if cols.count(c) > 1})
         if dup:
             raise UserError(f"--pred: column {dup[0]!r} is given twice; name each candidate once.")
-        _require(args, defaults, ("label", "group"))
+        require(args, defaults, ("label", "group"))
         prep = prepare(
             df, label=args.label, pred=cols[0], groups=args.group, positive=args.positive,
             dropna=args.dropna, weight=args.weight, only_groups=args.groups, extra=cols[1:], source=desc,
@@ -171,6 +162,7 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
         inputs = {"y_pred": preds}
         what = f"{len(cols)} prediction columns"
         cand_desc = {"pred": cols}
+    check_out_dir(args.out, args.force)  # inputs first, then the output, then the work
     if prep["dropped"]:
         print(f"ofijax: note: dropped {prep['dropped']} row(s) with missing values (--dropna).", file=sys.stderr)
 
@@ -221,14 +213,8 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
     report = add_report_extras(report, args, rows_read=len(df), rows_used=len(prep["y"]),
                                inputs=getattr(args, "input_hashes", None))
 
-    # write everything into a temporary folder first, then move the files into --out
     out = args.out
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise UserError(f"--out: {out!r} exists and is not a directory.")
-    parent = os.path.dirname(os.path.abspath(out))
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".ofijax-batch-", dir=parent)
-    try:
+    with report_dir(out, args.force) as tmp:  # complete, then renamed into place (--force replaces)
         written = []
         sev.reset_index().to_csv(os.path.join(tmp, "candidates.csv"), index=False)
         ba.pairs.to_csv(os.path.join(tmp, "pairs.csv"), index=False)
@@ -243,11 +229,6 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
         _html(ba, report, sev, fr_ofi, fr_di, feasible, os.path.join(tmp, "report.html"),
               [os.path.join(tmp, im) for im in images], plot_note)
         written.append("report.html")
-        os.makedirs(out, exist_ok=True)
-        for f in written:
-            os.replace(os.path.join(tmp, f), os.path.join(out, f))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
     n_c = len(ba.candidates)
     print(f"ofijax batch audit of {desc}: {len(prep['y'])} rows, groups by {', '.join(args.group)}, "
