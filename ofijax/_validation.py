@@ -519,8 +519,10 @@ def align_pandas(**named_arrays: Any) -> dict[str, Any]:
       position on purpose).
 
     Non-pandas arguments (lists, NumPy/JAX arrays, ``None``) are passed through unchanged; they
-    are matched by position with the reference's order. The returned dict has the same keys in
-    the same order.
+    are matched by position with the reference's order. A ``dict`` argument (e.g. group columns
+    ``{"sex": s, "race": r}``, or several candidates' predictions) is aligned value by value,
+    each named ``name[key]`` in messages, and returned as a dict with the same keys. The returned
+    dict has the same keys in the same order.
 
     >>> import pandas as pd
     >>> from ofijax._validation import align_pandas
@@ -530,6 +532,16 @@ def align_pandas(**named_arrays: Any) -> dict[str, Any]:
     [1, 1, 0]
     """
     named_arrays = convert_inputs(**named_arrays)
+    if any(isinstance(obj, dict) for obj in named_arrays.values()):
+        flat: dict[str, Any] = {}
+        for name, obj in named_arrays.items():
+            if isinstance(obj, dict):
+                flat.update({f"{name}[{key!r}]": col for key, col in obj.items()})
+            else:
+                flat[name] = obj
+        flat = align_pandas(**flat)
+        return {name: ({key: flat[f"{name}[{key!r}]"] for key in obj} if isinstance(obj, dict)
+                       else flat[name]) for name, obj in named_arrays.items()}
     ref_name, ref_index = None, None
     out: dict[str, Any] = {}
     for name, obj in named_arrays.items():

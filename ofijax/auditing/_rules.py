@@ -240,16 +240,7 @@ def prepare_rows(*, bins: Any = None, max_levels: int = MAX_LEVELS, **named: Any
     candidates' predictions or of group columns, one by one, named ``name[key]``), complex numbers
     refused, and the group columns checked and binned (:func:`bin_features`). Returns
     ``(arguments, bin edges)``; the binned groups replace ``sensitive_features``."""
-    named = v.convert_inputs(**named)
-    flat = {}
-    for name, value in named.items():
-        if isinstance(value, dict):
-            flat.update({f"{name}[{key!r}]": col for key, col in value.items()})
-        else:
-            flat[name] = value
-    flat = v.align_pandas(**flat)
-    named = {name: ({key: flat[f"{name}[{key!r}]"] for key in value} if isinstance(value, dict)
-                    else flat[name]) for name, value in named.items()}
+    named = v.align_pandas(**named)
     for name in ("y_true", "y_pred", "sample_weight"):
         arr = named.get(name)
         if arr is not None and not isinstance(arr, dict) and np.iscomplexobj(np.asarray(arr)):
