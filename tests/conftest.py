@@ -10,13 +10,15 @@ import tempfile
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("OFIJAX_PROGRESS", "0")
 
-# One persistent compilation cache per test session, in a fresh temporary folder (never the user's
+# One ofijax compilation cache per test session, in a fresh temporary folder (never the user's
 # ~/.cache): the controller creates it before the xdist workers start, so both workers and every
 # subprocess they launch (CLI, notebooks, gpu_check, jax.distributed workers) inherit
-# OFIJAX_CACHE_DIR and load a program another process already compiled instead of compiling it
-# again. A cached program is the executable XLA would build (tests/test_jaxcache.py checks that
-# results do not depend on the cache), and the folder starts empty, so a run never depends on an
-# earlier one. OFIJAX_CACHE=0 (or an OFIJAX_CACHE_DIR of your own) set outside still wins.
+# OFIJAX_CACHE_DIR and load ofijax's kept executables (aot_jit) that another process already
+# compiled instead of compiling them again. JAX's own persistent cache stays off, as for a user
+# (import ofijax changes no JAX setting). A kept executable is the executable XLA would build
+# (tests/test_jaxcache.py checks that results do not depend on the cache), and the folder starts
+# empty, so a run never depends on an earlier one. OFIJAX_CACHE=0 (or an OFIJAX_CACHE_DIR of your
+# own) set outside still wins.
 _SESSION_CACHE = None
 if "PYTEST_XDIST_WORKER" not in os.environ and not os.environ.get("OFIJAX_CACHE_DIR"):
     _SESSION_CACHE = tempfile.mkdtemp(prefix="ofijax-test-jax-cache-")
@@ -82,38 +84,39 @@ def spark():
 # ---- xdist scheduling (pyproject: --dist loadfile --no-loadscope-reorder): each file runs on one
 # worker, so its tests share the programs they compile (module data and shapes are chosen for
 # that), and files start longest first so that no long file is left for the end on one worker.
-# Seconds of each file in a full `pytest -n 2 --durations=0` run (2 cores shared with other jobs,
-# load average 6-10, so about 3x a quiet machine; only the order matters); unlisted files are
-# shorter and keep their collection order after these.
+# Seconds of each file: CPU seconds of its tests in one process (user + system, subprocesses
+# included: load-independent, about the file's wall time on a quiet core), measured as in
+# experiments/notes/suite_and_cache.md; only the order matters. Slow-tier files stay listed (the
+# slow tier is ordered too). Unlisted files are shorter and keep their collection order after these.
 _FILE_SECONDS = {
-    "tests/test_ijdi_randomization.py": 755,
-    "tests/test_stats.py": 739,
-    "tests/test_gpu_check.py": 362,
-    "tests/test_notebooks.py": 231,
-    "tests/test_cli.py": 206,
-    "tests/test_ijdi.py": 193,
-    "tests/test_scan_engine.py": 168,
-    "tests/test_readme.py": 156,
-    "tests/test_contract.py": 150,
-    "tests/test_diff_experiment.py": 145,
-    "tests/test_robustness_scan.py": 135,
-    "tests/test_distributions_montecarlo.py": 106,
-    "tests/test_diff.py": 91,
-    "tests/test_distributions_sampling.py": 90,
-    "tests/test_input_types.py": 77,
-    "tests/test_audit_frame.py": 72,
-    "tests/test_distributions.py": 67,
-    "tests/test_jaxcache.py": 62,
-    "tests/test_ofi_experiments.py": 61,
-    "ofijax/scan/_ijdi.py": 58,
-    "tests/test_robustness_distributions.py": 48,
-    "tests/test_ijdi_experiments.py": 48,
-    "tests/test_audit_significance.py": 45,
-    "tests/test_simulation_studies.py": 50,
-    "tests/test_trust3_scan.py": 35,
-    "tests/test_trust3_cli.py": 33,
-    "tests/test_report_html.py": 30,
-    "tests/test_scans_round2.py": 90,
+    "tests/test_stats.py": 80,
+    "tests/test_gpu_check.py": 75,
+    "tests/test_ijdi_randomization.py": 48,
+    "tests/test_notebooks.py": 48,
+    "tests/test_cli.py": 43,
+    "tests/test_ijdi.py": 40,
+    "tests/test_scan_engine.py": 35,
+    "tests/test_readme.py": 33,
+    "tests/test_contract.py": 31,
+    "tests/test_diff_experiment.py": 30,
+    "tests/test_distributions_sampling.py": 29,
+    "tests/test_robustness_scan.py": 29,
+    "tests/test_distributions_montecarlo.py": 25,
+    "tests/test_ofi_experiments.py": 22,
+    "tests/test_diff.py": 19,
+    "tests/test_scans_round2.py": 19,
+    "tests/test_audit_frame.py": 15,
+    "tests/test_jaxcache.py": 13,
+    "tests/test_distributions.py": 13,
+    "ofijax/scan/_ijdi.py": 12,
+    "tests/test_simulation_studies.py": 10,
+    "tests/test_robustness_distributions.py": 10,
+    "tests/test_ijdi_experiments.py": 10,
+    "tests/test_input_types.py": 9,
+    "tests/test_audit_significance.py": 9,
+    "tests/test_trust3_scan.py": 7,
+    "tests/test_trust3_cli.py": 7,
+    "tests/test_report_html.py": 6,
 }
 
 
