@@ -78,5 +78,6 @@ __all__ = [
     "Model",
     "logistic_model",
     "mlp_model",
+    "OFIClassifier",
     "OFIThresholdOptimizer",
 ]

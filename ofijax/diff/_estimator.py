@@ -35,11 +35,11 @@ from ofijax.diff._penalty import (
 from ofijax.diff._train import (
     Batch,
     PenaltyState,
-    _bce,
-    _build_step,
-    _logistic_apply,
-    _mlp_apply,
+    bce_loss,
+    build_step,
+    logistic_apply,
     logistic_model,
+    mlp_apply,
     mlp_model,
 )
 
@@ -62,10 +62,11 @@ def _penalty_fn(penalty: str, reduction: str, rates: tuple) -> Any:
 
 
 @functools.cache
-def _adam(learning_rate: float) -> Any:
+def _adam(learning_rate: float, total_steps: int) -> Any:
+    """Adam with the learning rate decayed to 0 along a cosine over training."""
     import optax
 
-    return optax.adam(learning_rate)
+    return optax.adam(optax.cosine_decay_schedule(learning_rate, total_steps))
 
 
 @functools.partial(
@@ -83,7 +84,7 @@ def _fit_program(
     n = y.shape[0]
     nb = -(-n // batch_size)
     pad = nb * batch_size - n
-    step = _build_step(apply_fn, optimizer, penalty_fn, _bce, False, 0.0, 0.0, None, temperature)
+    step = build_step(apply_fn, optimizer, penalty_fn, bce_loss, False, 0.0, 0.0, None, temperature)
     dtype = jnp.result_type(float)
     pstate = PenaltyState(jnp.zeros((), dtype), None)
     valid = (jnp.arange(nb * batch_size) < n).reshape(nb, batch_size).astype(w.dtype)
@@ -451,6 +452,7 @@ class OFIClassifier:
         k_init, k_fit = jax.random.split(as_key(self.random_state, "random_state"))
         params0 = self._model(x.shape[1]).init(k_init)
         rates = (self.rates,) if isinstance(self.rates, str) else tuple(self.rates)
+        bs = int(min(self.batch_size, n))
         params, loss, pen = _fit_program(
             k_fit,
             params0,
@@ -461,10 +463,10 @@ class OFIClassifier:
             jnp.asarray(float(self.strength), dtype),
             jnp.asarray(float(self.surrogate_temperature), dtype),
             apply_fn=self._apply_fn(),
-            optimizer=_adam(float(self.learning_rate)),
+            optimizer=_adam(float(self.learning_rate), int(self.epochs) * -(-n // bs)),
             penalty_fn=_penalty_fn(self.penalty, self.reduction, rates),
             num_epochs=int(self.epochs),
-            batch_size=int(min(self.batch_size, n)),
+            batch_size=bs,
         )
         self.params_ = jax.tree.map(np.asarray, params)
         self.loss_curve_ = np.asarray(loss)
@@ -493,7 +495,7 @@ class OFIClassifier:
         return mlp_model(d, tuple(int(h) for h in hidden))
 
     def _apply_fn(self) -> Any:
-        return _logistic_apply if self.model == "logistic" else _mlp_apply
+        return logistic_apply if self.model == "logistic" else mlp_apply
 
     def _other_label(self) -> Any:
         return self.classes_[self.classes_ != self.beneficial_label][0]

@@ -26,14 +26,14 @@ from ofijax.diff._train import (
     Batch,
     PenaltyState,
     StepMetrics,
-    _build_step,
-    _check_batch,
-    _check_model_input,
-    _check_size,
-    _check_train_options,
-    _default_penalty,
-    _logits,
-    _resolve_loss,
+    build_step,
+    check_batch,
+    check_model_input,
+    check_size,
+    check_train_options,
+    default_penalty,
+    logits_of,
+    resolve_loss,
 )
 from ofijax.distributions import sample_multinomial
 from ofijax.metrics import disparate_impact, ofi, pairwise
@@ -110,7 +110,7 @@ class Evaluation(NamedTuple):
 
 def _evaluate(apply_fn: Callable, params: Any, data: Batch) -> Evaluation:
     n = data.y.shape[0]
-    logits = _logits(apply_fn, params, data.x, n)
+    logits = logits_of(apply_fn, params, data.x, n)
     pred = (logits > 0).astype(jnp.result_type(float))
     cms = soft_cms(data.y, pred, data.groups, data.weight)
     o = pairwise(ofi, cms)
@@ -209,8 +209,8 @@ def evaluate(
                 num_samples < 100:
             raise ValueError(f"num_samples: must be an integer ≥ 100; got {num_samples!r}.")
         confidence = check_fraction(confidence, "confidence")
-    data = _check_batch(data, "data")
-    _check_model_input(apply_fn, params, data.x, set(), "data.x")
+    data = check_batch(data, "data")
+    check_model_input(apply_fn, params, data.x, set(), "data.x")
     ev = _evaluate_jit(apply_fn, params, data)
     if key is None:
         return ev
@@ -221,7 +221,7 @@ def evaluate(
             "one group, weights 0/1); build them with one_hot_groups(labels) (combine="
             "'intersect')."
         )
-    logits = np.asarray(_logits(apply_fn, params, data.x, data.y.shape[0]))
+    logits = np.asarray(logits_of(apply_fn, params, data.x, data.y.shape[0]))
     pred = (logits > 0).astype(np.float64)
     y = np.asarray(data.y, dtype=np.float64)
     w = np.ones_like(y) if data.weight is None else np.asarray(data.weight, dtype=np.float64)
@@ -391,11 +391,11 @@ def _sweep(
     estimator,
     surrogate_temperature,
 ):
-    step = _build_step(
+    step = build_step(
         apply_fn,
         optimizer,
         penalty_fn,
-        _resolve_loss(loss),
+        resolve_loss(loss),
         lagrangian,
         dual_lr,
         threshold,
@@ -492,8 +492,8 @@ def tradeoff_sweep(
         ((2, 2), (2, 2, 2, 2))
     """
     key = as_key(key)
-    ns = _check_size(num_seeds, "num_seeds")
-    nt = _check_size(num_steps, "num_steps")
+    ns = check_size(num_seeds, "num_seeds")
+    nt = check_size(num_steps, "num_steps")
     s_arr = as_numpy(strengths, "strengths")
     if s_arr.ndim != 1 or s_arr.size == 0 or s_arr.dtype.kind not in "biuf":
         raise ValueError(f"strengths: must be a non-empty 1-D list of numbers; got {strengths!r}.")
@@ -502,12 +502,12 @@ def tradeoff_sweep(
         raise ValueError("strengths: must all be numbers ≥ 0 (no NaN).")
     if not lagrangian and not np.all(np.isfinite(s_float)):
         raise ValueError("strengths: must be finite (only Lagrangian caps may be inf).")
-    _check_train_options(0.0, lagrangian, dual_lr, threshold, surrogate_temperature)
+    check_train_options(0.0, lagrangian, dual_lr, threshold, surrogate_temperature)
     dtype = jnp.result_type(float)
     names = _group_names(data)
     eval_names = names if eval_data is None else _group_names(eval_data)
-    data = _check_batch(data, "data")
-    eval_data = data if eval_data is None else _check_batch(eval_data, "eval_data")
+    data = check_batch(data, "data")
+    eval_data = data if eval_data is None else check_batch(eval_data, "eval_data")
     if eval_data.groups.shape[1] != data.groups.shape[1]:
         raise ValueError(
             f"eval_data.groups: has {eval_data.groups.shape[1]} groups but data.groups has "
@@ -526,9 +526,9 @@ def tradeoff_sweep(
     else:
         init_fn, params0 = None, init_params
         shapes = params0
-    _check_model_input(apply_fn, shapes, data.x, set(), "data.x")
+    check_model_input(apply_fn, shapes, data.x, set(), "data.x")
     if eval_data is not data:
-        _check_model_input(apply_fn, shapes, eval_data.x, set(), "eval_data.x")
+        check_model_input(apply_fn, shapes, eval_data.x, set(), "eval_data.x")
     return _sweep(
         key,
         params0,
@@ -540,7 +540,7 @@ def tradeoff_sweep(
         num_seeds=ns,
         num_steps=nt,
         optimizer=_default_optimizer() if optimizer is None else optimizer,
-        penalty_fn=_default_penalty if penalty_fn is None else penalty_fn,
+        penalty_fn=default_penalty if penalty_fn is None else penalty_fn,
         loss=loss,
         lagrangian=lagrangian,
         dual_lr=float(dual_lr),

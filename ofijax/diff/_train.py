@@ -20,7 +20,7 @@ from ofijax._validation import as_key, as_numpy, check_binary, check_finite, is_
 from ofijax.diff._cm import GroupWeights, check_group_weights, soft_cms
 from ofijax.diff._penalty import CMEstimator, ofi_penalty
 
-if TYPE_CHECKING:  # optax is imported on first use (it adds ~0.2 s to `import ofijax`)
+if TYPE_CHECKING:  # optax is imported on first use (keeps `import ofijax` light; experiments/notes/diff.md)
     import optax
 
 __all__ = [
@@ -32,6 +32,18 @@ __all__ = [
     "logistic_model",
     "mlp_model",
     "make_train_step",
+    # package-internal helpers (used by _evaluate and _estimator)
+    "bce_loss",
+    "build_step",
+    "check_batch",
+    "check_model_input",
+    "check_size",
+    "check_train_options",
+    "default_penalty",
+    "logistic_apply",
+    "logits_of",
+    "mlp_apply",
+    "resolve_loss",
 ]
 
 
@@ -98,11 +110,11 @@ class Model(NamedTuple):
 # ---------------------------------------------------------------------------------------------
 
 
-def _logistic_apply(params: Any, x: jax.Array) -> jax.Array:
+def logistic_apply(params: Any, x: jax.Array) -> jax.Array:
     return x @ params["w"] + params["b"]
 
 
-def _mlp_apply(params: Any, x: jax.Array) -> jax.Array:
+def mlp_apply(params: Any, x: jax.Array) -> jax.Array:
     h = x
     for layer in params["hidden"]:
         h = jax.nn.relu(h @ layer["w"] + layer["b"])
@@ -123,7 +135,7 @@ def logistic_model(num_features: int, *, init_scale: float = 0.01) -> Model:
         >>> m.apply(m.init(jax.random.key(0)), jnp.ones((2, 3))).shape
         (2,)
     """
-    d = _check_size(num_features, "num_features")
+    d = check_size(num_features, "num_features")
     dtype = jnp.result_type(float)
 
     def init(key: jax.Array) -> Any:
@@ -132,7 +144,7 @@ def logistic_model(num_features: int, *, init_scale: float = 0.01) -> Model:
             "b": jnp.zeros((), dtype),
         }
 
-    return Model(init, _logistic_apply)
+    return Model(init, logistic_apply)
 
 
 def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
@@ -145,8 +157,8 @@ def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
         >>> m.apply(m.init(jax.random.key(0)), jnp.ones((5, 3))).shape
         (5,)
     """
-    d = _check_size(num_features, "num_features")
-    sizes = [d] + [_check_size(h, "hidden") for h in hidden]
+    d = check_size(num_features, "num_features")
+    sizes = [d] + [check_size(h, "hidden") for h in hidden]
     dtype = jnp.result_type(float)
 
     def init(key: jax.Array) -> Any:
@@ -164,10 +176,10 @@ def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
         }
         return {"hidden": layers, "out": out}
 
-    return Model(init, _mlp_apply)
+    return Model(init, mlp_apply)
 
 
-def _check_size(v: Any, name: str) -> int:
+def check_size(v: Any, name: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
         raise ValueError(f"{name}: must be a positive integer; got {v!r}.")
     return int(v)
@@ -178,7 +190,7 @@ def _check_size(v: Any, name: str) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def _bce(logits: jax.Array, y: jax.Array, w: jax.Array | None) -> jax.Array:
+def bce_loss(logits: jax.Array, y: jax.Array, w: jax.Array | None) -> jax.Array:
     import optax
 
     per = optax.sigmoid_binary_cross_entropy(logits, y.astype(logits.dtype))
@@ -188,15 +200,15 @@ def _bce(logits: jax.Array, y: jax.Array, w: jax.Array | None) -> jax.Array:
     return jnp.sum(w * per) / jnp.sum(w)
 
 
-def _resolve_loss(loss: str | Callable) -> Callable:
+def resolve_loss(loss: str | Callable) -> Callable:
     if callable(loss):
         return loss
     if loss == "bce":
-        return _bce
+        return bce_loss
     raise ValueError(f"loss: must be 'bce' or a callable loss(logits, y, weight); got {loss!r}.")
 
 
-def _logits(apply_fn: Callable, params: Any, x: jax.Array, n: int) -> jax.Array:
+def logits_of(apply_fn: Callable, params: Any, x: jax.Array, n: int) -> jax.Array:
     out = apply_fn(params, x)
     if out.shape == (n, 1):
         out = out[:, 0]
@@ -207,11 +219,11 @@ def _logits(apply_fn: Callable, params: Any, x: jax.Array, n: int) -> jax.Array:
     return out
 
 
-def _default_penalty(cms: jax.Array) -> jax.Array:
+def default_penalty(cms: jax.Array) -> jax.Array:
     return ofi_penalty(cms, reduction="max_gap")
 
 
-def _build_step(
+def build_step(
     apply_fn: Callable,
     optimizer: optax.GradientTransformation,
     penalty_fn: Callable,
@@ -229,7 +241,7 @@ def _build_step(
 
     def objective(params, batch, coef, cm_state):
         n = batch.y.shape[0]
-        logits = _logits(apply_fn, params, batch.x, n)
+        logits = logits_of(apply_fn, params, batch.x, n)
         task = loss_fn(logits, batch.y, batch.weight)
         probs = jax.nn.sigmoid(logits / surrogate_temperature)
         cms = soft_cms(batch.y, probs, batch.groups, batch.weight)
@@ -269,7 +281,7 @@ def init_penalty_state(
         estimator: the same CM estimator given to :func:`make_train_step` (or ``None``).
         multiplier: initial Lagrange multiplier :math:`\\lambda_0 \\ge 0`.
     """
-    g = _check_size(num_groups, "num_groups")
+    g = check_size(num_groups, "num_groups")
     if not (float(multiplier) >= 0):
         raise ValueError(f"multiplier: must be ≥ 0; got {multiplier!r}.")
     dtype = jnp.result_type(float)
@@ -277,7 +289,7 @@ def init_penalty_state(
     return PenaltyState(jnp.asarray(multiplier, dtype), cm_state)
 
 
-def _check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_temperature):
+def check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_temperature):
     for name, v, pos in (
         ("strength", strength, False),
         ("dual_lr", dual_lr, True),
@@ -360,7 +372,11 @@ def make_train_step(
         dual_lr: :math:`\eta > 0`, the dual step size.
         threshold: :math:`\tau \ge 0`, the constraint level.
         estimator: optional CM estimator (e.g. :func:`ofijax.diff.ema_confusion_matrices`).
-        surrogate_temperature: :math:`T > 0` used for the penalty's probabilities.
+        surrogate_temperature: :math:`T > 0` used for the penalty's probabilities. The default
+            1 keeps the exact-expectation reading but barely moves held-out OFI of the hard
+            classifier (COMPAS: max|OFI| stays ≥ 0.12 for strengths up to 4; see
+            ``experiments/diff_defaults.py``); use 0.1 to 0.3 to change hard decisions.
+            :class:`ofijax.diff.OFIClassifier` chooses its default by measurement.
         check_inputs: check every concrete ``batch`` on the host before the jitted step runs:
             labels 0/1 (``ValueError`` naming ``batch.y`` for labels such as {1, 2}), finite
             features (``batch.x``), one group-weight row and weight per row (``batch.groups``,
@@ -388,12 +404,12 @@ def make_train_step(
         >>> metrics.multiplier.item()
         1.0
     """
-    _check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_temperature)
-    inner = _build_step(
+    check_train_options(strength, lagrangian, dual_lr, threshold, surrogate_temperature)
+    inner = build_step(
         apply_fn,
         optimizer,
-        _default_penalty if penalty_fn is None else penalty_fn,
-        _resolve_loss(loss),
+        default_penalty if penalty_fn is None else penalty_fn,
+        resolve_loss(loss),
         lagrangian,
         dual_lr,
         threshold,
@@ -429,14 +445,14 @@ def make_train_step(
     def step(params, opt_state, batch, *state):
         b = _as_batch(batch)
         if not any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(b)):
-            _check_batch(b, "batch")
-            _check_model_input(apply_fn, params, b.x, seen_shapes)
+            check_batch(b, "batch")
+            check_model_input(apply_fn, params, b.x, seen_shapes)
         return jitted(params, opt_state, batch, *state)
 
     return step
 
 
-def _check_model_input(
+def check_model_input(
     apply_fn: Callable, params: Any, x: Any, seen: set, name: str = "batch.x"
 ) -> None:
     """Raise ``ValueError`` naming ``name`` when ``apply_fn`` cannot take ``x`` (by shape)."""
@@ -463,7 +479,7 @@ def _as_batch(batch: Any) -> Batch:
     raise ValueError("batch: must be a Batch(x, y, groups[, weight]) named tuple.")
 
 
-def _check_batch(batch: Any, name: str) -> Batch:
+def check_batch(batch: Any, name: str) -> Batch:
     """Validate a concrete batch once, outside jit."""
     b = _as_batch(batch)
     y = check_binary(b.y, f"{name}.y")
