@@ -10,13 +10,14 @@ Data sets (race or sex only as the sensitive feature, never a model input; label
 * ``adult_sex``, ``adult_race``: UCI Adult (train and test files pooled), beneficial = income
   > 50K; neither sex nor race is a feature in either.
 
-Each seed draws a train / validation / test split (COMPAS 50/20/30 %; Adult 6,000 / 3,000 /
+Each seed draws a train / validation / test split (COMPAS 50/20/30 %; Adult 4,000 / 2,000 /
 10,000 rows). Methods: logistic regression (scikit-learn); ``ofijax.diff.OFIClassifier`` with
 its defaults and tuned on validation over a small grid (when the class exists);
 ``ofijax.diff.OFIThresholdOptimizer`` on the logistic scores (randomized, tolerance 0; and
 deterministic, tolerance 0.01); fairlearn ``ExponentiatedGradient`` (demographic parity, equalized odds, and an
 OFI moment: ``UtilityParity`` with utilities ``[-y, 1 - y]``, i.e. equal ``E[ŷ - y | A]``; each
-with logistic regression, ``eps=0.01``, ``max_iter=20``, 5 with ``--quick``); fairlearn
+with logistic regression, ``eps=0.01``, ``max_iter`` 20 on COMPAS and 10 on Adult, where each
+of its logistic fits is slow on a loaded machine; 5 with ``--quick``); fairlearn
 ``ThresholdOptimizer`` (equalized odds, false-negative-rate parity). fairret is not run: its
 ``pip install`` needs torch and did not finish within 2 minutes on this machine.
 
@@ -38,6 +39,14 @@ with 50/50 train/test splits over 10 seeds.
 
 Usage: ``python experiments/diff_benchmark.py [--quick] [--seeds 5]``. Writes
 ``experiments/results/diff_benchmark{_quick}.csv`` and ``.png``; ends with ``name: value`` lines.
+The published run was made in two processes and merged::
+
+    python experiments/diff_benchmark.py --datasets compas_aa_cauc compas_3race \
+        --name diff_benchmark_compas --no-summary
+    python experiments/diff_benchmark.py --datasets adult_sex adult_race \
+        --name diff_benchmark_adult --no-summary
+    python experiments/diff_benchmark.py --from-csv experiments/results/diff_benchmark_compas.csv \
+        experiments/results/diff_benchmark_adult.csv
 """
 
 from __future__ import annotations
@@ -108,7 +117,7 @@ def split(name, data, seed, quick):
         a, b = int(0.5 * len(y)), int(0.7 * len(y))
         parts = idx[:a], idx[a:b], idx[b:]
     else:
-        n_tr, n_va, n_te = (2000, 1000, 3000) if quick else (6000, 3000, 10000)
+        n_tr, n_va, n_te = (2000, 1000, 3000) if quick else (4000, 2000, 10000)
         parts = idx[:n_tr], idx[n_tr:n_tr + n_va], idx[n_tr + n_va:n_tr + n_va + n_te]
     tr = parts[0]
     mu, sd = x[tr, :n_num].mean(0), x[tr, :n_num].std(0) + 1e-12
@@ -249,7 +258,7 @@ def _fl_threshold(constraint):
     return run
 
 
-def methods(quick):
+def methods(quick, name):
     out = {"logistic": m_logistic,
            "ofi_threshold": _ofi_threshold(True, 0.0),
            "ofi_threshold_det": _ofi_threshold(False, 0.01)}
@@ -259,7 +268,7 @@ def methods(quick):
                 for s, t in ([(4.0, 0.1)] if quick else
                              [(1.0, 0.1), (4.0, 0.1), (16.0, 0.1), (4.0, 0.05), (4.0, 0.3)])]
         out["ofi_classifier_tuned"] = _ofi_classifier(grid)
-    it = 5 if quick else 20
+    it = 5 if quick else (20 if name.startswith("compas") else 10)  # EG's cost on Adult
     out.update({"eg_dp": _eg("dp", it), "eg_eo": _eg("eo", it), "eg_ofi": _eg("ofi", it),
                 "to_eo": _fl_threshold("equalized_odds"),
                 "to_fnr": _fl_threshold("false_negative_rate_parity")})
@@ -351,13 +360,18 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--datasets", nargs="+", choices=tuple(DATASETS), default=list(DATASETS))
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--name", help="output file stem (default diff_benchmark[_quick])")
+    ap.add_argument("--no-summary", action="store_true",
+                    help="write the CSV only (no figure, target check or summary)")
+    ap.add_argument("--from-csv", nargs="+", type=Path,
+                    help="run nothing: summarize and plot these CSVs of earlier runs")
     args = ap.parse_args()
     seeds = 1 if args.quick else args.seeds
     names = ["compas_aa_cauc"] if args.quick else args.datasets
-    meths = methods(args.quick)
     rows, chosen = [], []
     t_all = time.perf_counter()
-    for name in names:
+    for name in [] if args.from_csv else names:
+        meths = methods(args.quick, name)
         data = DATASETS[name]()
         for seed in range(seeds):
             tr, va, te = split(name, data, seed, args.quick)
@@ -384,11 +398,18 @@ def main() -> None:
                     chosen.append(f"{name} seed {seed}: {ctx.pop('chosen')}")
                 print(f"{name} seed {seed} {mname}: acc {rows[-1]['test_acc']:.4f} "
                       f"max|OFI| {rows[-1]['test_max_ofi']:.4f} ({fit_s:.1f} s)", flush=True)
-    df = pd.DataFrame(rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = "_quick" if args.quick else ""
-    df.to_csv(args.out / f"diff_benchmark{suffix}.csv", index=False, float_format="%.6g")
-    plot(df, args.out / f"diff_benchmark{suffix}.png")
+    stem = args.name or ("diff_benchmark_quick" if args.quick else "diff_benchmark")
+    if args.from_csv:  # summarize runs made separately (e.g. one process per data set)
+        df = pd.concat([pd.read_csv(f) for f in args.from_csv], ignore_index=True)
+        names = list(dict.fromkeys(df.dataset))
+        seeds = int(df.seed.nunique())
+    else:
+        df = pd.DataFrame(rows)
+    df.to_csv(args.out / f"{stem}.csv", index=False, float_format="%.6g")
+    if args.no_summary:
+        return
+    plot(df, args.out / f"{stem}.png")
     target = target_check(2 if args.quick else 10)
 
     summary = (df.groupby(["dataset", "method"], sort=False)
