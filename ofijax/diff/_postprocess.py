@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ofijax import _validation as v
+from ofijax._jaxcache import aot_jit
 from ofijax.cm import encode_groups, threshold_sweep
 
 __all__ = ["OFIThresholdOptimizer"]
@@ -101,7 +102,7 @@ def _pick(total: jax.Array, spread: jax.Array, c: jax.Array) -> jax.Array:
     return jnp.argmin(jnp.where(near, c, jnp.inf))
 
 
-@jax.jit
+@aot_jit(name="ofijax.diff.threshold_search_randomized")  # executable kept on disk
 def _search_randomized(b, u, alive0, tol):
     """Per group ``(a, b, p)``: mix the rules at indices a and b (weight p on b)."""
     k, t = b.shape
@@ -153,7 +154,7 @@ def _sparse_table(u: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.stack(vals), jnp.stack(idxs)
 
 
-@jax.jit
+@aot_jit(name="ofijax.diff.threshold_search_deterministic")  # executable kept on disk
 def _search_deterministic(b, u, tol):
     """Per group the index of one rule; and the window width used (≥ tol)."""
     k, t = b.shape
