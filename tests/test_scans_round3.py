@@ -157,3 +157,17 @@ def test_frame_of_values_that_print_alike_bins_distinctly():
     r = scan.fpr_scan(x, np.ones(60, int), y, bins={"t": [1.0, 1.0000005, 1.000001]})
     labels = scan.bin_labels([1.0, 1.0000005, 1.000001])
     assert len(set(labels)) == 2 and set(r.bins) == {"t"}
+
+
+def test_ijdi_exhaustive_refused_beyond_a_million_subgroups_and_auto_rule():
+    from ofijax.scan._ijdi_exhaustive import IJDI_EXHAUSTIVE_MAX_WORK, ijdi_exhaustive_feasible
+
+    big = pd.DataFrame({c: np.arange(180) % 8 for c in "abc"})  # 255^3 = 16.6 million subgroups
+    y, p = _tiny(0)
+    with pytest.raises(ValueError, match="^search: 'exhaustive' enumerates every subgroup"):
+        ijdi_scan(big, NEG, y, p, lam=1.0, search="exhaustive")
+    # auto: ≤ 1e6 subgroups and G·C·(K + M) ≤ the budget (COMPAS: 11,907 × 112 × (44 + 5))
+    assert ijdi_exhaustive_feasible([2, 6, 3, 2, 2], 112, 44)
+    assert 11907 * 112 * 49 <= IJDI_EXHAUSTIVE_MAX_WORK
+    assert not ijdi_exhaustive_feasible([8, 8, 8], 16, 44)  # too many subgroups
+    assert not ijdi_exhaustive_feasible([10, 5], 4096, 44)  # 1023·31 subgroups × 4096 cells × 46: 6e9
