@@ -200,7 +200,7 @@ def label_free_audit(args, df, desc: str, hashes) -> int:
     }
     # DI between the groups of the audit (the --group columns' intersection): r_i / r_j
     last = table[table["attribute"] == table["attribute"].iloc[-1]] if len(table) else table
-    rate = last.iloc[:, 4].to_numpy(dtype=float)  # selection_rate / scoring_rate
+    rate = last["scoring_rate" if "scoring_rate" in last.columns else "selection_rate"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         di = np.where(rate[None, :] > 0, rate[:, None] / rate[None, :], np.nan)
     report["groups"] = last["category"].tolist()

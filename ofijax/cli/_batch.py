@@ -24,6 +24,7 @@ UserError = CLIError  # an error in the user's input: reported in one line, exit
 
 __all__ = ["add_batch_options", "dispatch_batch", "cmd_audit_batch", "parse_thresholds"]
 
+CANDIDATES_SHOWN = 15  # most severe candidates printed (all are in candidates.csv)
 _MAX_THRESHOLDS = 100_000  # most thresholds of one grid: each is a candidate audit; a STEP typo is refused, not run
 
 
@@ -238,7 +239,7 @@ def cmd_audit_batch(args, *, source, prepare) -> int:
     if not args.quiet:
         cols = [c for c in ("threshold",) if c in sev.columns] + [
             "utility", "max_abs_ofi", "worst_pair", "di_ratio", "n_significant", "n_significant_across", "verdict"]
-        shown = sev[cols].head(15).copy()
+        shown = sev[cols].head(CANDIDATES_SHOWN).copy()
         for c in ("utility", "max_abs_ofi", "di_ratio"):
             shown[c] = shown[c].map(_fmt)
         print("\nMost severe candidates first:")

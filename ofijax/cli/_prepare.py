@@ -29,6 +29,10 @@ COLUMNS_SHOWN = 600
 VALUES_SHOWN = 10
 #: float64 counts every integer exactly up to 2**53; larger weights or sums are refused.
 EXACT_FLOAT = 2**53
+#: Rows (or file lines) a missing-value error names per column before ", ...".
+ROWS_SHOWN = 3
+#: Groups a --groups error lists as present.
+GROUPS_SHOWN = 20
 
 
 def load_table(path: str, *, labels=(), na_values=()):
@@ -216,11 +220,11 @@ def prepare(
             for c in used:
                 idx = np.flatnonzero(missing[c].to_numpy())
                 if idx.size:
-                    more = ", ..." if idx.size > 3 else ""
+                    more = ", ..." if idx.size > ROWS_SHOWN else ""
                     if lines:  # file line numbers (header = line 1)
-                        where = f"line{'s' if idx.size > 1 else ''} {', '.join(str(i + 2) for i in idx[:3])}{more}"
+                        where = f"line{'s' if idx.size > 1 else ''} {', '.join(str(i + 2) for i in idx[:ROWS_SHOWN])}{more}"
                     else:
-                        where = f"row{'s' if idx.size > 1 else ''} {', '.join(str(i) for i in idx[:3])}{more} (0-based)"
+                        where = f"row{'s' if idx.size > 1 else ''} {', '.join(str(i) for i in idx[:ROWS_SHOWN])}{more} (0-based)"
                     parts.append(f"{c!r}: {idx.size} ({where})")
             raise UserError(
                 f"--data: {n_bad} row(s) have missing values (empty fields or --na-values) in {source}: "
@@ -256,7 +260,7 @@ def prepare(
             if gname not in present:
                 raise UserError(
                     f"--groups: group {gname!r} has zero rows in column(s) {', '.join(groups)}; "
-                    f"groups present: {values_preview(present, 20)}"
+                    f"groups present: {values_preview(present, GROUPS_SHOWN)}"
                 )
         keep = labels.isin(only_groups).to_numpy()
         df, sf, y, yhat = df.loc[keep], sf.loc[keep], y[keep], yhat[keep]

@@ -138,6 +138,10 @@ def unique_columns(names: list, path: str) -> None:
         seen.add(c)
 
 
+#: Column names an error about a file's missing column lists (the first ones).
+COLUMNS_SHOWN = 30
+
+
 def _fail(msg: str):
     raise ValueError(msg)  # the command line prints it in one line and exits 2
 
@@ -177,7 +181,7 @@ def _files(args: Any, columns: list) -> tuple[list[str], str]:
         if missing:
             opt = _option_of(args, missing[0])
             _fail(f"--data: file {f!r} has no column {missing[0]!r} ({opt}); columns: "
-                  f"{', '.join(map(str, names[:30]))}; every file must hold the columns named.")
+                  f"{', '.join(map(str, names[:COLUMNS_SHOWN]))}; every file must hold the columns named.")
     return files, fmt
 
 
