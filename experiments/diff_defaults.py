@@ -11,11 +11,13 @@ Selection (validation only; test is not looked at):
 1. optimizer stage, ``strength=0``: ``learning_rate`` × ``epochs`` × ``batch_size`` ×
    ``standardize``; keep ``epochs`` and ``standardize`` of the setting with the best median
    validation accuracy (ties: fewer epochs); that accuracy is the plain model's reference.
-2. penalty stage: ``surrogate_temperature`` × ``strength`` × ``learning_rate`` ×
-   ``batch_size``; keep the setting with the smallest median validation max|OFI| among those
-   whose median validation accuracy is at most ``--max-drop`` (default 1.5 points, half a point
-   of margin under the 2-point target) below the reference and where no seed collapsed to one
-   class.
+2. penalty stage: ``surrogate_temperature`` × ``strength`` × ``batch_size`` (learning rate
+   0.05, decayed along a cosine); among the settings where no seed collapsed to one class and
+   the median validation max|OFI| is at most ``--max-ratio`` (default 0.5: at least halved)
+   times the plain model's, keep the one with the best median validation accuracy.
+   (Choosing the smallest validation max|OFI| under an accuracy cap instead picks settings whose
+   small validation OFI was luck: at these group sizes the noise floor of max|OFI| is about 0.06,
+   larger than the differences between settings.)
 
 Check (test): the chosen defaults against plain logistic regression (scikit-learn,
 standardized features) on every seed: median held-out max|OFI|, accuracy, and the noise floor
@@ -97,8 +99,8 @@ def fit_eval(params: dict, x, y, race, tr, ev) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small grid, 2 seeds (for tests)")
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--max-drop", type=float, default=0.015)
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--max-ratio", type=float, default=0.5)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     seeds = list(range(2 if args.quick else args.seeds))
@@ -137,7 +139,7 @@ def main() -> None:
 
     temps = (0.1, 1.0) if args.quick else (0.1, 0.2, 0.3, 0.5, 1.0)
     strengths = (1.0, 4.0) if args.quick else (0.5, 1.0, 2.0, 4.0)
-    lrs = (0.05,) if args.quick else (0.01, 0.05)
+    lrs = (0.05,)
     batches = (256,) if args.quick else (256, 1024)
     pen_grid = [{"surrogate_temperature": t, "strength": s, "learning_rate": lr,
                  "batch_size": bs, **best_opt}
@@ -148,8 +150,8 @@ def main() -> None:
         acc=("val_acc", "median"), max_ofi=("val_max_ofi", "median"),
         collapsed=("val_collapsed", "any"),
     ).reset_index()
-    ok = agg[(agg.acc >= plain_acc - args.max_drop) & ~agg.collapsed]
-    best = ok.sort_values("max_ofi").iloc[0] if len(ok) else agg.sort_values("max_ofi").iloc[0]
+    ok = agg[(agg.max_ofi <= args.max_ratio * plain_ofi) & ~agg.collapsed]
+    best = ok.sort_values("acc").iloc[-1] if len(ok) else agg.sort_values("max_ofi").iloc[0]
     chosen = {**best_opt, "surrogate_temperature": float(best.surrogate_temperature),
               "strength": float(best.strength), "learning_rate": float(best.learning_rate),
               "batch_size": int(best.batch_size)}

@@ -374,8 +374,9 @@ def make_train_step(
         estimator: optional CM estimator (e.g. :func:`ofijax.diff.ema_confusion_matrices`).
         surrogate_temperature: :math:`T > 0` used for the penalty's probabilities. The default
             1 keeps the exact-expectation reading but barely moves held-out OFI of the hard
-            classifier (COMPAS: max|OFI| stays ≥ 0.12 for strengths up to 4; see
-            ``experiments/diff_defaults.py``); use 0.1 to 0.3 to change hard decisions.
+            classifier (COMPAS validation, ``experiments/diff_defaults.py``: median max|OFI|
+            0.10 to 0.12 for strengths 0.5 to 4, plain model 0.105); use 0.1 to 0.3 to change
+            hard decisions.
             :class:`ofijax.diff.OFIClassifier` chooses its default by measurement.
         check_inputs: check every concrete ``batch`` on the host before the jitted step runs:
             labels 0/1 (``ValueError`` naming ``batch.y`` for labels such as {1, 2}), finite
