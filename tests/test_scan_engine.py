@@ -14,6 +14,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 from ofijax.scan import _engine as E
+from ofijax.scan import _lanes, _plan, _programs, _sums
 from ofijax.scan._basis import features, make_basis
 
 N_ROWS = 240
@@ -146,7 +147,7 @@ def test_scan_matches_brute_force(direction, varying_p):
 def test_attribute_step_matches_brute_force(penalty, one_solver, monkeypatch):
     """The per-attribute step equals the best of all 2^V - 1 value subsets (and unconstrained),
     both as one looped solver (small tables) and as three solves (large tables)."""
-    monkeypatch.setattr(E, "SMALL_CELLS", 1 << 30 if one_solver else 0)
+    monkeypatch.setattr(_plan, "SMALL_CELLS", 1 << 30 if one_solver else 0)
     rng = np.random.default_rng(3)
     n_values = (6, 3)
     n = 400
@@ -222,8 +223,9 @@ def test_greedy_lane_is_steepest_ascent_and_skips_the_moved_attribute():
         codes, y, p = _table(seed, True)
         problem, basis, Phi, Y = _engine_inputs(codes, y, p, direction, True)
         keys = jax.random.split(jax.random.key(seed), 2)
-        _, _, scores, conv, steps, _ = E._search(keys, problem, Phi, Y, basis,
-                                              jnp.asarray(penalty), 100, True, basis.endpoints())
+        lanes = _lanes.search(keys, problem, Phi, Y, basis, jnp.asarray(penalty), 100, True,
+                              basis.endpoints())
+        scores, conv, steps = lanes.score, lanes.converged, lanes.steps
         ref, moves = _greedy_reference(codes, y, p, direction, penalty)
         assert float(scores[-1]) == pytest.approx(ref, abs=1e-6)
         assert bool(conv[-1])
@@ -239,17 +241,18 @@ def test_every_lane_carries_its_subgroups_score_and_log_q(grouped, monkeypatch):
     for the restart lanes and the greedy lane, on the lock-step path and on the grouped
     segment-sum path of large tables; and scan_arrays returns the best lane's pair."""
     if grouped:  # step only the active lanes, in pairs, with segment sums
-        monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1)
-        monkeypatch.setattr(E, "AGGREGATE", "segment")
+        monkeypatch.setattr(_plan, "GROUP_MIN_CELLS", 1)
+        monkeypatch.setattr(_plan, "AGGREGATE", "segment")
     checked = 0
     for seed, direction, penalty, varying in [(0, "positive", 0.5, True), (1, "negative", 0.1, True),
                                               (2, "positive", 0.0, True), (3, "positive", 1.0, False)]:
         codes, y, p = _table(seed, varying)
         problem, basis, Phi, Y = _engine_inputs(codes, y, p, direction, varying)
         keys = jax.random.split(jax.random.key(seed), 4)
-        search = jax.jit(lambda *a: E._search(*a[:6], 100, True, a[6]))  # a fresh trace
-        masks, listeds, scores, _, steps, log_qs = search(keys, problem, Phi, Y, basis,
-                                                         jnp.asarray(penalty), basis.endpoints())
+        search = jax.jit(lambda *a: _lanes.search(*a[:6], 100, True, a[6]))  # a fresh trace
+        lanes = search(keys, problem, Phi, Y, basis, jnp.asarray(penalty), basis.endpoints())
+        masks, listeds, scores = lanes.mask, lanes.listed, lanes.score
+        steps, log_qs = lanes.steps, lanes.log_q
         for lane in range(keys.shape[0] + 1):  # the restart lanes, then the greedy lane
             assert int(steps[lane]) > 0
             direct, t = E.score_arrays(problem, Phi, Y, basis, masks[lane], listeds[lane],
@@ -400,26 +403,26 @@ def test_per_value_paths_match_numpy(monkeypatch, v_cap):
     for lane in range(3):
         ok = masks[lane] | ~(listed[lane] & (np.arange(len(n_values)) != attrs[lane]))[:, None]
         ins = np.all(ok[np.arange(len(n_values)), codes], axis=1)
-        got = np.asarray(E._in_subset(problem, jnp.asarray(masks[lane]),
+        got = np.asarray(_sums.in_subset(problem, jnp.asarray(masks[lane]),
                                       jnp.asarray(listed[lane]), skip=attrs[lane]))
         np.testing.assert_array_equal(got[row_cell], ins)
         codes_t = problem.cell_codes.T  # the attribute-major layout of the scan's steps
-        got_t = E._in_subset(problem, jnp.asarray(masks[lane]), jnp.asarray(listed[lane]),
+        got_t = _sums.in_subset(problem, jnp.asarray(masks[lane]), jnp.asarray(listed[lane]),
                              skip=attrs[lane], codes_t=codes_t)
         np.testing.assert_array_equal(np.asarray(got_t)[row_cell], ins)
-        np.testing.assert_array_equal(np.asarray(E._column(problem, attrs[lane], codes_t)),
+        np.testing.assert_array_equal(np.asarray(_sums.column(problem, attrs[lane], codes_t)),
                                       np.asarray(problem.cell_codes)[:, attrs[lane]])
         onehot = (codes[:, attrs[lane]][:, None] == np.arange(problem.v_max)) & ins[:, None]
         ref.append((onehot.T @ phi_rows, onehot.T @ y.astype(np.float64), onehot.sum(axis=0)))
 
     def agg(mk, ls, a):
-        inside = E._in_subset(problem, mk, ls, skip=a)
-        return E._per_value(problem, Phi, Y, inside, E._column(problem, a))
+        inside = _sums.in_subset(problem, mk, ls, skip=a)
+        return _sums.per_value(problem, Phi, Y, inside, _sums.column(problem, a))
 
     # segment sums of the stacked rows padded to 4 columns or not padded
     for how, align in (("onehot", 4), ("segment", 4), ("segment", 1)):
-        monkeypatch.setattr(E, "AGGREGATE", how)
-        monkeypatch.setattr(E, "STACK_ALIGN", align)
+        monkeypatch.setattr(_plan, "AGGREGATE", how)
+        monkeypatch.setattr(_plan, "STACK_ALIGN", align)
         out = jax.jit(jax.vmap(agg))(jnp.asarray(masks), jnp.asarray(listed), jnp.asarray(attrs))
         for lane in range(3):
             single = jax.jit(agg)(jnp.asarray(masks[lane]), jnp.asarray(listed[lane]),
@@ -445,17 +448,17 @@ def test_grouped_segment_scan_equals_lockstep_onehot(monkeypatch):
     keys = jax.random.split(jax.random.key(2), 2)
 
     def run():  # a fresh jit, so the module switches are read at trace time
-        f = jax.jit(E._scan_cells.__wrapped__, static_argnums=(7, 8, 9, 10))
+        f = jax.jit(_programs.search_cells.__wrapped__, static_argnums=(7, 8, 9, 10))
         one = jax.vmap(lambda k: f(k, cells, Phi, Y, basis, 0.01, 60, RESTARTS, True, None,
                                    False))
         return one(keys)
 
-    monkeypatch.setattr(E, "AGGREGATE", "onehot")
-    monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1 << 40)
+    monkeypatch.setattr(_plan, "AGGREGATE", "onehot")
+    monkeypatch.setattr(_plan, "GROUP_MIN_CELLS", 1 << 40)
     ref = run()
-    monkeypatch.setattr(E, "AGGREGATE", "segment")
-    monkeypatch.setattr(E, "GROUP_MIN_CELLS", 1)
-    assert E._group_width(cells, RESTARTS + 1) == E.GROUP_WIDTH
+    monkeypatch.setattr(_plan, "AGGREGATE", "segment")
+    monkeypatch.setattr(_plan, "GROUP_MIN_CELLS", 1)
+    assert _plan.group_width(cells.num_cells, RESTARTS + 1) == _plan.GROUP_WIDTH
     got = run()
     np.testing.assert_array_equal(np.asarray(got.steps), np.asarray(ref.steps))
     np.testing.assert_array_equal(np.asarray(got.mask), np.asarray(ref.mask))
@@ -498,7 +501,7 @@ def test_split_search_equals_one_search_program(monkeypatch, restarts, greedy, p
     _, _, _, padded, basis, Phi, Y = _split_inputs()
     cells, steps = E.search_args(padded, None)
     key = jax.random.key(11)
-    monkeypatch.setattr(E, "TURN", turn)
+    monkeypatch.setattr(_programs, "TURN", turn)
     ref, ref_in = E.SEARCH.default(key, cells, Phi, Y, basis, 1e-3, steps, restarts, greedy)
     got, got_in = E.split_search(key, cells, Phi, Y, basis, 1e-3, steps, restarts, greedy, parts)
     for a, b in zip(got, ref):
@@ -532,7 +535,7 @@ def test_stacked_cells_program_gives_the_search_statistics():
         problem, basis, layout = _api._problem_basis(enc, pp, "auto", "positive",
                                                      _api.DEFAULT_Q_BOUNDS)
         padded2, stats, Y2 = _api._padded_cells(problem, basis, layout, yy, pp, stacked=True)
-        ref = np.asarray(E._stack(padded, Phi, Y))
+        ref = np.asarray(_sums.stack(padded, Phi, Y))
     assert stats.shape == (Phi.shape[0], E.stack_width(Phi.shape[1]))
     np.testing.assert_array_equal(np.asarray(stats), ref)
     np.testing.assert_array_equal(np.asarray(Y2), np.asarray(Y))
@@ -596,6 +599,6 @@ def test_padding_cells_are_in_no_subgroup(v_cap):
         got = np.asarray(E.cell_mask(padded, everything, listed))
         assert got[:c].all() and not got[c:].any()
         codes_t = padded.cell_codes.T.astype(jnp.uint8)
-        got_t = np.asarray(E._in_subset(padded, everything, listed, codes_t=codes_t))
+        got_t = np.asarray(_sums.in_subset(padded, everything, listed, codes_t=codes_t))
         if problem.v_max <= 64:  # the attribute-major shift test of large tables
             assert got_t[:c].all() and not got_t[c:].any()
