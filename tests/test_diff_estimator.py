@@ -310,3 +310,25 @@ def test_tradeoff_sweep_refuses_evaluation_groups_that_mean_other_groups():
         res = diff.tradeoff_sweep(0, model.init, model.apply, train, [0.0], num_steps=2,
                                   eval_data=Batch(X, Y, one_hot_groups(race)))
     assert res.accuracy.shape == (1, 1)
+
+
+@pytest.mark.slow
+def test_diff_defaults_quick_runs(tmp_path):
+    """experiments/diff_defaults.py --quick: selection on validation, check on test, CSV."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, str(root / "experiments" / "diff_defaults.py"), "--quick",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=root,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(line.split(": ", 1) for line in out.stdout.splitlines()
+                 if ": " in line and " " not in line.split(": ", 1)[0])
+    assert 0.5 < float(lines["test_lr_acc_median"]) < 0.8
+    assert float(lines["test_noise_floor_median"]) > 0
+    csv = pd.read_csv(tmp_path / "diff_defaults_quick.csv")
+    assert set(csv.stage) == {"optimizer", "penalty", "test"}
