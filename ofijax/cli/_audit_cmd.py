@@ -66,6 +66,11 @@ def cmd_audit(args) -> int:
     check_draws(args, "scan_samples", "--scan-samples")
     if args.lower_is_better and args.scoring_rate is None:
         raise UserError("--lower-is-better: only used with --scoring-rate COL.")
+    if not args.scan:  # the scan options, checked once for every engine
+        if args.attr:
+            raise UserError("--attr: only used with --scan.")
+        if args.top != 1:
+            raise UserError("--top: only used with --scan.")
     if (args.label is None or args.scoring_rate is not None) and args.data and getattr(args, "engine", "auto") == "auto" \
             and os.path.isfile(args.data):
         args.engine = "pandas"  # label-free tables and the exact median of scores read the rows
@@ -75,11 +80,6 @@ def cmd_audit(args) -> int:
         except _sources.RowsNeeded:  # --engine auto on one file: the rows word the input error
             args.engine = "pandas"
     attrs = None
-    if not args.scan:
-        if args.attr:
-            raise UserError("--attr: only used with --scan.")
-        if args.top != 1:
-            raise UserError("--top: only used with --scan.")
     df, desc, defaults = read_source(args, label_columns(args, "group", *(("attr",) if args.scan else ())))
     if args.scoring_rate is not None or (args.label is None and "label" not in defaults):
         require(args, defaults, ("group",) if args.scoring_rate is not None and args.pred is None

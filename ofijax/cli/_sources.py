@@ -271,7 +271,8 @@ def run_scans(key, cells, beneficial: int, num_samples: int, side: str = "both",
 
 def cmd_audit(args: Any, finish) -> int:
     """``ofijax audit`` through the statistics path; ``finish(args, af, report, desc, rows, elapsed)``
-    (passed in by ``_main``) writes the report exactly as the in-memory path does."""
+    (passed in by ``_audit_cmd``, which has checked the options common to every engine) writes
+    the report exactly as the in-memory path does."""
     import jax
 
     from ofijax import stats
@@ -282,10 +283,6 @@ def cmd_audit(args: Any, finish) -> int:
         _fail("--groups: not supported when streaming; filter the files first, or pass "
               "--engine pandas.")
     attrs = (args.attr or list(args.group)) if args.scan else None
-    if args.attr and not args.scan:
-        _fail("--attr: only used with --scan.")
-    if args.top != 1 and not args.scan:
-        _fail("--top: only used with --scan.")
     beneficial = 0 if args.harmful_label else 1
     group = list(args.group)
     t0 = time.perf_counter()
