@@ -53,12 +53,17 @@ import numpy as np
 
 from ofijax._validation import device_array
 
+from ._checks import DEFAULT_Q_BOUNDS
 from ._encode import stable_argsort
 
 __all__ = [
     "Basis",
     "EXACT_MAX_VALUES",
     "RANK_TOL",
+    "MIN_FEATURES",
+    "MAX_FEATURES",
+    "MAX_GROUP",
+    "PRODUCT_LOG_MAX",
     "reduced_projection",
     "chebyshev_degree",
     "make_basis",
@@ -80,6 +85,17 @@ _CHUNK = 1 << 15
 _PROJECT_CHUNK = 1 << 12
 #: Largest per-row error the reduced-rank projection may add to F (measured, see module doc).
 RANK_TOL = 1e-12
+#: Fewest Chebyshev features (a degree-7 interpolant), whatever the bracket's width.
+MIN_FEATURES = 8
+#: Most Chebyshev features: enough for ρ^{-K} ≤ 1e-13 on brackets up to |log q| ≈ 33
+#: (q ∈ [3e-15, 3e14]); wider brackets are capped (their bound is then ρ^{-160}).
+MAX_FEATURES = 160
+#: Widest block of row factors (:func:`layout_group`); :func:`block_size` picks a power of two
+#: up to it by its cost model (10 rows a cell: 16; 160 rows a cell: 32).
+MAX_GROUP = 32
+#: Largest |log| of a block's product (:func:`layout_group`): float64's normal range is ±708, so
+#: a product of G factors each in [e^{-T}, e^{T}] with G·T ≤ 600 stays a normal number.
+PRODUCT_LOG_MAX = 600.0
 
 
 @partial(
@@ -154,7 +170,7 @@ def chebyshev_degree(t_lo: float, t_hi: float, tol: float = 1e-13) -> int:
     b = math.pi / h
     rho = b + math.sqrt(b * b + 1.0)
     k = math.ceil(math.log(1.0 / tol) / math.log(rho))
-    return int(min(max(k, 8), 160))
+    return int(min(max(k, MIN_FEATURES), MAX_FEATURES))
 
 
 def _cheb_nodes_x(k: int) -> np.ndarray:
@@ -218,7 +234,7 @@ def make_basis(
     kind: str,
     *,
     direction: str,
-    q_bounds: tuple[float, float] = (1e-6, 1e6),
+    q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     p_values=None,
     num_features: int | None = None,
     reduced: bool = True,
@@ -322,12 +338,19 @@ class RowLayout(NamedTuple):
 
 
 def layout_group(basis_or_bound) -> int:
-    """Largest block size G ≤ 32 such that a product of G factors stays inside float64 range."""
+    """Largest block size G ≤ :data:`MAX_GROUP` such that a product of G factors stays inside
+    float64 range (``G·T ≤`` :data:`PRODUCT_LOG_MAX`, T the bracket's largest |t|).
+
+    >>> layout_group(13.8), layout_group(1e-3)
+    (32, 32)
+    >>> layout_group(34.5)
+    17
+    """
     if isinstance(basis_or_bound, Basis):
         bound = max(abs(float(basis_or_bound.t_lo)), abs(float(basis_or_bound.t_hi)))
     else:
         bound = float(basis_or_bound)
-    return int(max(1, min(32, 600.0 // max(bound, 1e-12))))
+    return int(max(1, min(MAX_GROUP, PRODUCT_LOG_MAX // max(bound, 1e-12))))
 
 
 #: Cost of one block (a ``log`` and a scatter-add per feature) in units of one slot (a multiply
@@ -387,9 +410,9 @@ def _log_positive(x: jax.Array) -> jax.Array:
 
     fdlibm's algorithm in array operations: ``x = 2^k·m`` with ``m ∈ [√½, √2)`` (read off the
     bits), ``log x = k·ln 2 + log m`` with ``log m`` from a degree-14 minimax polynomial in
-    ``s = (m-1)/(m+1)``. XLA:CPU (jaxlib 0.10.2) evaluates a float64 ``log`` in an elementwise
-    fusion without vectorising it (1.9 ms for 700k values on 2 cores, against 0.6 ms for this):
-    the block products of :func:`features` take their logs here. Measured against ``np.log`` on
+    ``s = (m-1)/(m+1)``. XLA:CPU evaluates a float64 ``log`` in an elementwise fusion without
+    vectorising it (timings: ``experiments/notes/scan_engine.md``, "features"): the block
+    products of :func:`features` take their logs here. Measured against ``np.log`` on
     7·10^5 values spanning 1e-304 to 1e304: at most 1 ulp, ``log(1) = 0`` exactly.
 
     >>> import numpy as np
@@ -422,9 +445,9 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, tot
     Where cells hold a row or two (blocks of G ≤ 2 rows, fewer than two a cell on average, as
     with many attributes or values), each chunk's logs are mapped onto the features before they
     are summed into the cells: about the same multiply-adds, on a chunk of
-    :data:`_PROJECT_CHUNK` slots that stays in cache, and r instead of K columns summed (100k
-    rows in 99k cells: 66 → 39 ms; in 74k cells: 38 → 23 ms). Otherwise the cells' sums are
-    mapped once at the end (at 10 rows a cell, G = 16, mapping each chunk ran 4 → 6 ms).
+    :data:`_PROJECT_CHUNK` slots that stays in cache, and r instead of K columns summed.
+    Otherwise the cells' sums are mapped once at the end, which is faster for full blocks
+    (timings: ``experiments/notes/scan_engine.md``, "features").
     ``total`` (≥ ``num_cells``, default equal): rows of the result, those past ``num_cells``
     zero (padding cells summed in place, not copied onto a padded array afterwards); ``tail``
     (``(total, c)``, optional): columns appended after the features (where each chunk's logs
@@ -449,7 +472,8 @@ def _features_blocked(p_rows, slot_row, block_cell, num_cells, basis, group, tot
         sl, ce = xs
         pb = p_ext[sl]  # (chunk, G); padding slots p = 0 -> factor exactly 1
         prod = jnp.prod(1.0 + pb[..., None] * e, axis=1)  # (chunk, K)
-        # each product is a positive normal number (at most G factors in [e^{-T}, e^{T}], G·T ≤ 600)
+        # each product is a positive normal number (at most G factors in [e^{-T}, e^{T}],
+        # G·T ≤ PRODUCT_LOG_MAX)
         logs = _log_positive(prod)
         if early:
             logs = logs @ coef

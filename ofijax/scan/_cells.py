@@ -34,6 +34,7 @@ import numpy as np
 
 from .._validation import align_pandas
 from ._basis import Basis, make_basis
+from ._checks import DEFAULT_Q_BOUNDS
 from ._engine import Problem, RawScan, cell_bucket, cell_mask, scan_arrays
 from ._exhaustive import (
     chunk_size,
@@ -45,6 +46,10 @@ from ._exhaustive import (
 from ._randomization import p_value, replicate_key
 
 __all__ = ["CellScan", "scan_cells", "chebyshev_cell_features"]
+
+#: Rows per chunk of :func:`chebyshev_cell_features` (bounds its (chunk, K) NumPy temporary to
+#: ~36 MB at K = 68).
+_ROWS_CHUNK = 1 << 16
 
 
 class CellScan(NamedTuple):
@@ -100,7 +105,7 @@ def _pad(a, pad):
 
 
 def chebyshev_cell_features(p_rows, cell_index, num_cells: int, *, direction: str = "positive",
-                            q_bounds=(1e-6, 1e6)) -> np.ndarray:
+                            q_bounds=DEFAULT_Q_BOUNDS) -> np.ndarray:
     """Chebyshev cell features ``(num_cells, K)`` of rows with expectations ``p_rows`` (NumPy).
 
     The same features :func:`~ofijax.scan.bias_scan` computes with ``basis="chebyshev"``; linear
@@ -115,10 +120,9 @@ def chebyshev_cell_features(p_rows, cell_index, num_cells: int, *, direction: st
     p = np.asarray(p_rows, np.float64)
     idx = np.asarray(cell_index, np.int64)
     vals = np.zeros((num_cells, k), np.float64)
-    step = 1 << 16
-    for s in range(0, p.size, step):
-        g = np.log1p(p[s:s + step, None] * e[None, :])
-        _segment_add(vals, idx[s:s + step], g)
+    for s in range(0, p.size, _ROWS_CHUNK):
+        g = np.log1p(p[s:s + _ROWS_CHUNK, None] * e[None, :])
+        _segment_add(vals, idx[s:s + _ROWS_CHUNK], g)
     j = np.arange(k)
     m = np.cos(np.pi * np.outer(np.arange(k), j + 0.5) / k) * (2.0 / k)
     m[0] *= 0.5
@@ -203,7 +207,7 @@ def scan_cells(
     key: jax.Array | None = None,
     penalty: float = 0.1,
     num_restarts: int = 10,
-    q_bounds: tuple[float, float] = (1e-6, 1e6),
+    q_bounds: tuple[float, float] = DEFAULT_Q_BOUNDS,
     max_steps: int | None = None,
     p_epsilon: float = 1e-6,
     num_samples: int = 0,

@@ -42,7 +42,8 @@ import numpy as np
 
 from .._progress import Progress
 from ._alg1 import algorithm1, check_edges, initial_state, rescan_key
-from ._basis import Basis, features
+from ._basis import MAX_FEATURES, Basis, features
+from ._checks import DEFAULT_Q_BOUNDS
 from ._engine import (
     SEARCH,
     SMALL_CELLS,
@@ -92,6 +93,15 @@ NULL_KINDS = ("bernoulli", "permutation")
 TIE_RTOL = 1e-9
 #: Memory budget (bytes) for the per-chunk batch when ``replicate_chunk`` is None.
 _CHUNK_BUDGET = 256 * 2**20
+#: (N,) float64 vectors a replicate holds besides its features (:func:`_auto_chunk`'s estimate).
+_ROW_VECTORS = 8
+#: Most replicates a batch holds when ``replicate_chunk`` is None (IJDI-Scan's replicates carry
+#: Algorithm 1's state as well, so they batch half as many).
+_MAX_CHUNK = 512
+_MAX_CHUNK_IJDI = 256
+#: The constant folded into the scan's key to derive the replicates' key stream (any fixed value
+#: would do; changing it changes every randomization test's draws).
+REPLICATE_STREAM = 0x5EED
 #: Most worker threads :func:`ijdi_null_scores` uses on a CPU backend.
 _MAX_CPU_WORKERS = 8
 
@@ -104,7 +114,7 @@ class NullSpec(NamedTuple):
     num_restarts: int
     max_steps: int | None
     history: int = 1  # static length of Algorithm 1's history arrays (cap + 1 at least)
-    t_bounds: tuple[float, float] = (0.0, math.log(1e6))
+    t_bounds: tuple[float, float] = (0.0, math.log(DEFAULT_Q_BOUNDS[1]))
 
 
 class RandomizationResult(NamedTuple):
@@ -118,7 +128,7 @@ class RandomizationResult(NamedTuple):
 def replicate_key(key: jax.Array) -> jax.Array:
     """The key replicates are drawn from, derived from the scan's key (the observed run uses
     ``key`` itself, so its result does not depend on whether a test is run)."""
-    return jax.random.fold_in(key, 0x5EED)
+    return jax.random.fold_in(key, REPLICATE_STREAM)
 
 
 def check_randomization_args(num_replicates: Any, null: Any, replicate_chunk: Any) -> int:
@@ -160,7 +170,7 @@ class Padded(NamedTuple):
     """Rows and cells padded to bucketed sizes, so data sets of similar size share compilations.
 
     Padding rows have ``valid`` False, y = p = 0 and ``row_cell = problem.num_cells`` (out of
-    range, so features and counts drop them); padding cells are empty (:func:`~._engine.pad_cells`).
+    range, so features and counts drop them); padding cells are empty (:func:`~._plan.pad_cells`).
     """
 
     problem: Problem  # cells padded; problem.row_cell = the real rows' cells
@@ -292,9 +302,8 @@ def _slot_step(slots: _Slots, new_keys, refill, y_obs, p, p_null, valid, row_cel
     return _Slots(*out), finished, score, conv
 
 
-#: :func:`_slot_step`, default or fast-compiling options (:class:`~._engine.Programs`): on COMPAS
-#: (IJDI-Scan, 50 restarts, 100 replicates) the fast-compiling one saved ~1.2 s of compile and ran
-#: 0.0725 vs 0.0713 s a replicate warm.
+#: :func:`_slot_step`, default or fast-compiling options (:class:`~._programs.Programs`): the
+#: fast-compiling one saves compile time at about the same run time (notes: "replicates").
 _SLOT_STEP = Programs(_slot_step, "ofijax.scan.slot_step", static_argnums=(11,))
 
 
@@ -374,9 +383,9 @@ def _fixed_features(p, row_cell, num_cells: int, basis: Basis):
 
 
 #: Bias Scan's Bernoulli replicates on CPU run the observed scan's fast-compiling program for up to
-#: this many replicates on small tables (no compile: at 10k × 4 × 5, 1.98 s less for a first call
-#: with 19 replicates), else the default-option program (a first call compiles it, ~2 s there,
-#: and it runs each replicate ~1.4× faster).
+#: this many replicates on small tables (no compile), else the default-option program (a first
+#: call compiles it, and it runs each replicate faster; ``experiments/bench_scan.py
+#: --cold-only``; notes: "replicates").
 FAST_BIAS_REPLICATES = 128
 
 
@@ -389,12 +398,12 @@ def serial_bias_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis: B
     null, so Φ is computed once, not per replicate), and one top-level multi-start scan with the
     scan key (no batch compilation). With at most :data:`FAST_BIAS_REPLICATES` replicates on a
     small table (``C ≤ SMALL_CELLS``) that is the observed scan's own program
-    (:data:`~._engine.SEARCH`'s fast-compiling one, loaded or compiled already), so the test
+    (:data:`~._programs.SEARCH`'s fast-compiling one, loaded or compiled already), so the test
     compiles no search; otherwise it is ``scan_arrays(throughput=True)`` (default options, three
     solves a step), which a first call compiles and which runs each replicate faster. On a CPU
     backend a ``vmap``-ed batch costs more per replicate than this (its search loop runs as long
-    as the slowest lane of the whole batch, and every lane costs its share of each step: at
-    10k × 4 × 5 with a Chebyshev basis, 0.22 s per replicate in a batch of 8 vs 0.12 s serial).
+    as the slowest lane of the whole batch, and every lane costs its share of each step; notes:
+    "replicates").
     Scores equal the batched ones to float64 round-off (other summation orders).
     """
     r_total = keys.shape[0]
@@ -474,9 +483,10 @@ def _auto_chunk(num_replicates: int, n_rows: int, num_features: int, spec: NullS
     # Per replicate: a few (N,) vectors plus, when features are recomputed per replicate,
     # the (rows-chunk, K) temporary of features().
     batched_features = spec.kind == "ijdi" or spec.null == "permutation"
-    per = 8 * n_rows * (8 + (min(num_features, 160) if batched_features else 0))
+    width = _ROW_VECTORS + (min(num_features, MAX_FEATURES) if batched_features else 0)
+    per = np.dtype(np.float64).itemsize * n_rows * width
     chunk = max(1, _CHUNK_BUDGET // max(per, 1))
-    return int(min(num_replicates, chunk, 256 if spec.kind == "ijdi" else 512))
+    return int(min(num_replicates, chunk, _MAX_CHUNK_IJDI if spec.kind == "ijdi" else _MAX_CHUNK))
 
 
 def _shard(keys: jax.Array) -> jax.Array:
@@ -507,8 +517,7 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
     serial = (spec.kind == "bias" and spec.null == "bernoulli" and replicate_chunk is None
               and jax.default_backend() == "cpu" and jax.device_count() == 1)
     if spec.kind == "ijdi" and replicate_chunk is None and _cpu_workers() > 1:
-        # CPU: serial slots (chunk 1) on every core beat one vmapped batch (measured on COMPAS:
-        # 0.41 s per replicate with one serial slot vs 1.25 s with 16 vmapped slots).
+        # CPU: serial slots (chunk 1) on every core beat one vmapped batch (notes: "replicates")
         chunk, workers = 1, _cpu_workers()
     elif spec.kind == "ijdi" and replicate_chunk is None and jax.default_backend() == "cpu":
         chunk = jax.device_count()

@@ -30,9 +30,8 @@ instead of the 40 of the former pure bisection, which is kept behind :data:`NEWT
 halvings, bracket ~1.3e-11 in t). For the Chebyshev basis (:data:`GRID`) the halvings' bracket
 can come instead from the series at the 31 interior points of a uniform grid on [a, b], one
 matrix product with a fixed table of T_k there (:func:`_grid_bracket`): the same bracket width,
-and only the Newton steps stay in the loop (4-5 evaluations instead of 9-10; three solves on 2 ×
-100 rows 0.72 → 0.68 ms, on 2 × 10 rows 0.23 → 0.15 ms; the 12 check scans of
-``bench_scan``'s generator returned the same results bit for bit). Halvings and Newton steps
+and only the Newton steps stay in the loop (4-5 evaluations instead of 9-10; timings in
+``experiments/notes/scan_engine.md``, "solver"). Halvings and Newton steps
 share the loop body, so the program is no larger than the bisection's, and both kinds of solve
 are one function (:func:`solve`, the kind a traced flag), so the attribute step compiles a
 single solver for its three solves. Both reach far inside the 1e-6 asked for (measured against
@@ -58,11 +57,11 @@ __all__ = ["SECTIONS", "N_ITER", "NEWTON", "N_BISECT", "N_NEWTON", "N_NEWTON_CRO
            "value_at", "solve", "maximize", "crossings", "batched_zeros"]
 
 #: Multisection: each iteration evaluates SECTIONS - 1 points and keeps one of SECTIONS pieces.
-#: Plain bisection (2) is fastest on CPU: the Chebyshev evaluations (K trig terms per point), not
-#: the loop overhead, dominate (measured: 16-section × 14 iterations was 4× slower).
+#: Plain bisection (2) is fastest on CPU: the Chebyshev evaluations, not the loop overhead,
+#: dominate (notes: "solver").
 SECTIONS = 2
-#: Iterations: the bracket shrinks by 2^40 ≈ 1.1e12 (≈ 1.3e-11 in t on |t| ≤ 14). 56 halvings
-#: (float64 resolution) cost 40 % more per scan step and changed no test result or benchmark score.
+#: Iterations: the bracket shrinks by 2^40 ≈ 1.1e12 (≈ 1.3e-11 in t on |t| ≤ 14), far inside the
+#: 1e-6 asked for (notes: "solver").
 N_ITER = 40
 #: Safeguarded Newton after :data:`N_BISECT` halvings (True), or :data:`N_ITER` halvings (False).
 NEWTON = True
@@ -75,7 +74,7 @@ N_NEWTON_CROSS = 5
 #: :func:`_grid_bracket`) instead of :data:`N_BISECT` evaluations in the loop (False: halvings).
 #: :func:`solve`'s ``grid`` overrides it per call: the attribute step of a small table, whose
 #: program is compiled for a first call, keeps the halvings (the grid's product and selects
-#: added ~0.06 s to a 10k × 4 × 5 search's compile, 0.78 → 0.84 s).
+#: cost compile time there; notes: "small tables").
 GRID = True
 
 
@@ -84,8 +83,7 @@ def batched_zeros(shape, dtype, like) -> jax.Array:
 
     For a loop's initial carry: JAX batches a loop body again for as long as a carry element
     turns from unbatched to batched, so carries that start as constants make each loop batch its
-    body twice, and nested loops compound it (the scan program's trace took 0.63 instead of
-    0.88 s once the attribute step's loops started batched). Outside ``vmap`` these are plain
+    body twice, and nested loops compound it (notes: "tracing"). Outside ``vmap`` these are plain
     zeros (XLA folds the select away)."""
     r = jnp.where(False, jnp.ravel(jnp.asarray(like))[0], 0).astype(dtype)
     return jnp.broadcast_to(r, shape)

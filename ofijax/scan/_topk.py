@@ -102,8 +102,8 @@ _OBSERVED = Programs(run_steps, "ofijax.scan.observed_steps", static_argnums=(0,
 
 def _pick(programs: Programs, spec: StepSpec, num_cells: int, num_replicates: int = 0):
     """``programs.pick``, except that an exhaustive search keeps XLA's default options: its run
-    (every subgroup scored) outweighs the compile (10k × 3 × 6, 262,144 subgroups: 0.68 vs
-    0.41 s warm with the fast-compiling options, and no faster first call)."""
+    (every subgroup scored) outweighs the compile, and the fast-compiling options ran it slower
+    with no faster first call (``experiments/notes/scan_engine.md``, "exhaustive")."""
     if spec.search == "exhaustive":
         return programs.default
     return programs.pick(num_cells, num_replicates)
