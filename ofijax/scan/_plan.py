@@ -76,7 +76,8 @@ GROUP_MIN_CELLS = SMALL_CELLS + 1
 #: (``experiments/bench_scan_shapes.py``; notes: "lane groups").
 GROUP_WIDTH = 2
 #: ``"auto"`` aggregation: per-value sums by segment sum when C·V_max ≥ this, else by a one-hot
-#: matmul (one-hot sums up to 2^20-2^23 ran 1.2-2× slower; ``experiments/bench_scan_shapes.py``).
+#: matmul (the segment sum is the faster from there; ``experiments/bench_scan_shapes.py``; notes:
+#: "per-value sums").
 SEGMENT_MIN_WORK = 1 << 16
 #: How the attribute step forms its per-value sums: ``"auto"``, ``"segment"`` or ``"onehot"`` (a
 #: module switch for tests and benchmarks; both give the same sums up to summation order).

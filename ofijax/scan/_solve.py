@@ -26,8 +26,8 @@ step would leave it.
 Every iteration evaluates the series and its derivative (a T and a U series stacked into one
 Clenshaw recurrence, ~2× a plain series; for the maximiser on the derivative's coefficients
 ``c' = c·D``, computed once per solve), so a solve costs ≈ 2·(5 + 4) = 18 series evaluations
-instead of the 40 of the former pure bisection, which is kept behind :data:`NEWTON` = False (40
-halvings, bracket ~1.3e-11 in t). For the Chebyshev basis (:data:`GRID`) the halvings' bracket
+instead of the 40 of pure bisection, which :data:`NEWTON` = False selects (40 halvings, bracket
+~1.3e-11 in t). For the Chebyshev basis (:data:`GRID`) the halvings' bracket
 can come instead from the series at the 31 interior points of a uniform grid on [a, b], one
 matrix product with a fixed table of T_k there (:func:`_grid_bracket`): the same bracket width,
 and only the Newton steps stay in the loop (4-5 evaluations instead of 9-10; timings in
