@@ -67,7 +67,8 @@ def test_params_are_stored_unchanged_and_clone_works():
     assert clf.set_params(strength=1.0) is clf and clf.strength == 1.0
     with pytest.raises(ValueError, match="^nope: not a parameter"):
         clf.set_params(nope=1)
-    assert repr(OFIClassifier(strength=1.0)) == "OFIClassifier(strength=1.0)"
+    assert repr(OFIClassifier(strength=2.0)) == "OFIClassifier(strength=2.0)"
+    assert repr(OFIClassifier()) == "OFIClassifier()"
 
 
 def test_predict_proba_decision_function_and_predict_agree(fitted):
