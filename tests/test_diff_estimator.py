@@ -333,3 +333,14 @@ def test_diff_defaults_quick_runs(tmp_path):
     assert float(lines["test_noise_floor_median"]) > 0
     csv = pd.read_csv(tmp_path / "diff_defaults_quick.csv")
     assert set(csv.stage) == {"optimizer", "penalty", "test"}
+
+
+def test_evaluate_with_sample_weight_uses_kish_sizes():
+    """Weights all 2: the same proportions and Kish sizes, so the same intervals and noise floor."""
+    data = Batch(X, Y, np.eye(2)[G])
+    plain = evaluate(3, _signs, None, data, num_samples=300)
+    doubled = evaluate(3, _signs, None, data._replace(weight=np.full(N, 2.0)), num_samples=300)
+    np.testing.assert_array_equal(np.asarray(doubled.cms), 2 * np.asarray(plain.cms))
+    np.testing.assert_allclose(doubled.max_abs_ofi_interval, plain.max_abs_ofi_interval,
+                               rtol=1e-12)
+    np.testing.assert_allclose(doubled.noise_samples, plain.noise_samples, rtol=1e-12)
