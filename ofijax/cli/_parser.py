@@ -225,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="DI as the paper's eq. 1 (P^/n ratio) or the authors' 2024 code (P^/P ratio)")
     s.add_argument("--scan", action="store_true",
                    help="also report the worst (most disadvantaged) subgroup by FPR-/TPR-Scan over the "
-                        "--attr columns, with a randomization p-value (slow: a minute or more)")
+                        "--attr columns, with a randomization p-value (the slowest part of an audit: each of "
+                        "the --scan-samples replicates repeats the scans)")
     s.add_argument("--attr", metavar="COL", nargs="+",
                    help="attribute columns for --scan (default: the --group columns; for COMPAS: race, "
                         "sex, age_cat, c_charge_degree)")
