@@ -189,6 +189,18 @@ def test_pipeline_and_grid_search_pass_sensitive_features():
     search.fit(X, Y, sensitive_features=G)
     assert search.best_params_["strength"] in (0.0, 2.0)
     assert search.best_estimator_.groups_ == (0, 1)
+    # with metadata routing on: sensitive_features is requested by default, sample_weight on
+    # request (set_fit_request survives clone)
+    import sklearn
+    from sklearn.base import clone
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = GridSearchCV(OFIClassifier(**FAST), {"strength": [0.0, 2.0]}, cv=2)
+        routed.fit(X, Y, sensitive_features=G)
+        assert routed.best_params_ == search.best_params_
+        est = clone(OFIClassifier(**FAST).set_fit_request(sample_weight=True))
+        GridSearchCV(est, {"strength": [2.0]}, cv=2).fit(
+            X, Y, sensitive_features=G, sample_weight=np.ones(N))
 
 
 # ------------------------------------------------------------------------------ evaluation

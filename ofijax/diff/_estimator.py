@@ -108,6 +108,13 @@ def _fit_program(
     return params, loss, pen
 
 
+class _FitRequest(dict):
+    """The routing choices of :meth:`OFIClassifier.set_fit_request` (``clone`` copies them)."""
+
+    def __sklearn_clone__(self) -> _FitRequest:
+        return _FitRequest(self)
+
+
 class OFIClassifier:
     r"""A binary classifier trained against group bias (OFI by default), for scikit-learn.
 
@@ -251,6 +258,28 @@ class OFIClassifier:
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "params_")
+
+    def set_fit_request(
+        self, *, sensitive_features: Any = True, sample_weight: Any = None
+    ) -> OFIClassifier:
+        """Metadata routing (``sklearn.set_config(enable_metadata_routing=True)``): which
+        ``fit`` keywords a meta-estimator passes on. ``sensitive_features`` is requested by
+        default; request ``sample_weight`` with ``set_fit_request(sample_weight=True)``."""
+        self._metadata_request = _FitRequest(
+            sensitive_features=sensitive_features, sample_weight=sample_weight
+        )
+        return self
+
+    def get_metadata_routing(self) -> Any:
+        """scikit-learn's routing request of ``fit`` (imports sklearn; see :meth:`set_fit_request`)."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        wanted = {"sensitive_features": True, "sample_weight": None,
+                  **getattr(self, "_metadata_request", {})}
+        req = MetadataRequest(owner=type(self).__name__)
+        for param, alias in wanted.items():
+            req.fit.add_request(param=param, alias=alias)
+        return req
 
     # ----------------------------------------------------------------------------- checks
 
