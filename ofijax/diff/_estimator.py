@@ -6,8 +6,9 @@ trailing underscore, NumPy parameters so a fitted estimator pickles), the mini-b
 program (one jitted ``lax.scan`` over epochs and batches around :mod:`ofijax.diff._train`'s
 step), the mapping of group labels to the groups seen in ``fit``, and the defaults, which were
 chosen on COMPAS training/validation splits by ``experiments/diff_defaults.py`` (see
-``experiments/notes/diff.md``). scikit-learn is optional: it is imported only by
-``__sklearn_tags__``, so fitting and predicting work without it.
+``experiments/notes/diff.md``). scikit-learn is optional: it is imported only when scikit-learn
+itself asks (``__sklearn_tags__``, ``get_metadata_routing``) or to raise its ``NotFittedError``,
+so fitting and predicting work without it.
 """
 
 from __future__ import annotations
