@@ -1,8 +1,10 @@
 """The public samplers (key first) and the sampler objects :func:`monte_carlo` runs.
 
 Owns the checked wrappers around the exact samplers of :mod:`._sampling` (:func:`sample_uniform`,
-:func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`, :func:`subsample`, and the
-binomial chain for groups above the tables), their conditional-table cache, and the hashable
+:func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`, :func:`subsample`), the exact
+binomial sampler at any n (:func:`binomial`: Hörmann's BTRS, vectorized, with compacted refills;
+inversion for small means) and the two-stage multinomial built on it (:func:`multinomial_cms`,
+for groups above the tables), their conditional-table cache, and the hashable
 sampler objects (:func:`uniform_sampler`, …, :func:`pair_sampler`, :func:`pair_statistic`) whose
 arrays travel as jit operands: equal samplers (same kind, n and parameters) reuse one compiled
 Monte Carlo block.
@@ -18,6 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ofijax import _validation as _v
 from ofijax.metrics import ofi as _ofi
@@ -56,46 +59,29 @@ def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Arr
 
 @functools.partial(jax.jit, static_argnums=(3,))
 def _binomial_chain(key, n, p, shape):
-    """:func:`binomial_chain_core`, jitted: n is an argument, so every n shares one program."""
+    """:func:`binomial_chain_core`, jitted: n is an argument, so every n shares one program.
+
+    Call it under ``jax.enable_x64(True)`` with float64 ``p`` to keep the probabilities' 53 bits.
+    """
     return binomial_chain_core(key, n, p, shape)
 
 
 def binomial_chain_core(key, n, p, shape):
-    """Sequential binomials for large n (p: (..., 4) float).
-
-    The remainders n − TP, … are kept in the default integer dtype (int32 holds every n < 2^31),
-    so rows sum to n exactly; each binomial count is drawn in the default float (float32: its
-    trial count is n rounded to 24 bits, a relative change below 6e-8) and clipped to the
-    remainder.
-    """
-    k0, k1, k2 = jax.random.split(key, 3)
-    it = jnp.result_type(int)
-    ft = jnp.result_type(float)
-    rest1 = p[..., 1] + p[..., 2] + p[..., 3]
-    q1 = jnp.where(rest1 > 0, p[..., 1] / jnp.where(rest1 > 0, rest1, 1), 0.0)
-    rest2 = p[..., 2] + p[..., 3]
-    q2 = jnp.where(rest2 > 0, p[..., 2] / jnp.where(rest2 > 0, rest2, 1), 0.0)
-
-    def draw(k, total, prob):
-        x = jax.random.binomial(k, total.astype(ft), jnp.broadcast_to(prob, shape), shape)
-        return jnp.clip(jnp.round(x).astype(it), 0, total)
-
-    m0 = jnp.broadcast_to(jnp.asarray(n, dtype=it), shape)
-    tp = draw(k0, m0, p[..., 0])
-    m1 = m0 - tp
-    fn = draw(k1, m1, q1)
-    m2 = m1 - fn
-    fp = draw(k2, m2, q2)
-    return jnp.stack([tp, fn, fp, m2 - fp], axis=-1).astype(jnp.int32)
+    """Multinomial(n, p) matrices int32 (*shape, 4) by :func:`multinomial_cms` (p: (4,) or
+    (*shape, 4) float; n an int or traced int32 < 2^31)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    p = jnp.reshape(p, (-1, 4)) if jnp.ndim(p) > 1 else p
+    return multinomial_cms(key, n, p, size).reshape(tuple(shape) + (4,))
 
 
 def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] = ()) -> jax.Array:
     """CM ~ Multinomial(n, probs), int32 (*shape, 4); ``probs`` in TP, FN, FP, TN order.
 
-    Drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
+    For n ≤ 300 drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
     FP | TP, FN ~ Bin(rest, p_FP / (p_FP + p_TN)), each by inverse CDF on a float64-built table
-    (three uniforms per matrix, probabilities resolved to 2^-24) for n ≤ 2048; above that by
-    ``jax.random.binomial``.
+    (three uniforms per matrix, probabilities resolved to 2^-24). Above, in two stages of exact
+    binomials (:func:`multinomial_cms`): positives P ~ Bin(n, p_TP + p_FN), then TP | P and
+    FP | n − P together (BTRS where the mean is ≥ 10, else inversion; float64, p read in float64).
 
     Example:
         >>> import jax
@@ -108,8 +94,9 @@ def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] 
     n = _check_sampler_n(n)
     p = _check_probs(probs)
     shape = _check_shape(shape)
-    if n > _S.TABLE_MAX_N:
-        return _binomial_chain(key, n, jnp.asarray(p, jnp.result_type(float)), shape)
+    if n > MULTINOMIAL_TABLE_MAX_N:
+        with jax.enable_x64(True):
+            return _binomial_chain(key, np.int32(n), np.asarray(p, np.float64), shape)
     t = _tables(n, "multinomial", p)
     return _S.table_sample(key, n, *t, shape)
 
@@ -121,8 +108,8 @@ def sample_dirichlet_multinomial(
 
     p ~ Dirichlet(alpha), CM | p ~ Multinomial(n, p), drawn without p as conditional
     beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
-    FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048, else Dirichlet then
-    binomials). alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
+    FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048, else p ~ Dirichlet in
+    the default float, then the exact binomial stages of :func:`multinomial_cms`). alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
 
     Example:
         >>> import jax
@@ -137,7 +124,8 @@ def sample_dirichlet_multinomial(
     if n > _S.TABLE_MAX_N:
         k0, k1 = jax.random.split(key)
         p = jax.random.dirichlet(k0, jnp.asarray(a, jnp.result_type(float)), shape)
-        return _binomial_chain(k1, n, p, shape)
+        with jax.enable_x64(True):
+            return _binomial_chain(k1, np.int32(n), p, shape)
     t = _tables(n, "dirichlet", a)
     return _S.table_sample(key, n, *t, shape)
 
@@ -171,6 +159,230 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
     shape = _check_shape(shape)
     t = _tables(n, "hypergeom", c)
     return _S.table_sample(key, n, *t, shape)
+
+
+# ------------------------------------------------------------- exact binomial draws at any n
+
+
+#: s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π for k ≤ 9 (Hörmann's table, as in
+#: TensorFlow's BTRS); above 9 the Stirling series 1/12 − 1/360 x² + 1/1260 x⁴ over x = k + 1
+#: (truncation error < 1/(1680 · 11⁷) = 3e-11).
+_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+         0.00925546218271273, 0.00833056343336287)
+#: BTRS's hat dominates the binomial PMF for n·p ≥ 10 (p ≤ ½; Hörmann 1993); below, inversion.
+BTRS_MIN_MEAN = 10.0
+#: The float32 test decides a candidate only outside ±2^-16 × (sum of its terms' magnitudes):
+#: each term is a few correctly rounded float32 operations (relative error ≤ ~10 · 2^-24), so the
+#: band holds the float32 error with a 25x margin; candidates inside it are tested in float64.
+_BAND = 2.0 ** -16
+#: Vectorized BTRS rounds before the leftovers are compacted, and the leftover pool
+#: (size // BTRS_POOL + 64 slots per compaction): chosen by experiments/bench_distributions.py
+#: --over-n; see experiments/notes/samplers.md.
+BTRS_ROUNDS = 1
+BTRS_POOL = 8
+#: Largest n that sample_multinomial draws from inverse-CDF tables (above: the binomial chain).
+MULTINOMIAL_TABLE_MAX_N = 300
+
+
+def _tail(k, dt):
+    x = k.astype(dt) + 1
+    s = 1 / (x * x)
+    series = (dt(1 / 12) - (dt(1 / 360) - s * dt(1 / 1260)) * s) / x
+    return jnp.where(k <= 9, jnp.asarray(_TAIL, dt)[jnp.clip(k, 0, 9)], series)
+
+
+def _unit64(w):
+    """float64 in (0, 1): the midpoints of the 2^32 cells of a uint32 word."""
+    return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
+
+
+def _btrs_setup(n, p):
+    """BTRS constants (float64) for int32 n and float64 p ≤ ½ with n·p ≥ 10."""
+    nf = n.astype(jnp.float64)
+    spq = jnp.sqrt(nf * p * (1 - p))
+    b = 1.15 + 2.53 * spq
+    mf = jnp.floor((nf + 1) * p)  # the mode m
+    r = p / (1 - p)
+    return dict(n=n, m=mf.astype(jnp.int32), a=-0.0873 + 0.0248 * b + 0.01 * p, b=b,
+                cm=nf * p + 0.5 - mf, vr=0.92 - 4.2 / b, lalpha=jnp.log((2.83 + 5.1 / b) * spq),
+                l0=jnp.log((mf + 1) / (r * (nf - mf + 1))),
+                tails=_tail(mf.astype(jnp.int32), jnp.float64)
+                + _tail((nf - mf).astype(jnp.int32), jnp.float64))
+
+
+def _btrs_propose(P, wu, wv):
+    """Candidate k = m + ⌊(2a/u_s + b) u + c − m⌋ (float64, so ⌊·⌋ is exact to 2^-40 at
+    |·| < 2^12) and the squeeze u_s ≥ 0.07, v ≤ v_r."""
+    u = _unit64(wu) - 0.5
+    v = _unit64(wv)
+    us = 0.5 - jnp.abs(u)
+    nf = P["n"].astype(jnp.float64)
+    d = jnp.clip(jnp.floor((2 * P["a"] / us + P["b"]) * u + P["cm"]), -nf - 1, nf + 1)
+    k = P["m"] + d.astype(jnp.int32)
+    inside = (k >= 0) & (k <= P["n"])
+    return v, us, k - P["m"], k, inside, (us >= 0.07) & (v <= P["vr"]) & inside
+
+
+def _btrs_sides(P, v, us, d, k, dt):
+    """log v + log α − log(a/u_s² + b) and log f(k)/f(m) in ``dt``, and their terms' magnitudes.
+
+    log f(k)/f(m) = −d·L₀ − (k + ½) log1p(d/(m + 1)) − (n − k + ½) log1p(−d/(n − m + 1))
+    + s(m) + s(n − m) − s(k) − s(n − k), d = k − m, L₀ = log((m + 1)/(r (n − m + 1))): the
+    binomial log-ratio by Stirling's series, written with log1p of small ratios so that no large
+    logarithms cancel.
+    """
+    usd = us.astype(dt)
+    lv = jnp.log(v.astype(dt))
+    lh = jnp.log(P["a"].astype(dt) / (usd * usd) + P["b"].astype(dt))
+    la = P["lalpha"].astype(dt)
+    n, m = P["n"], P["m"]
+    kk = jnp.clip(k, 0, n)
+    df = d.astype(dt)
+    t1 = -df * P["l0"].astype(dt)
+    t2 = -(kk.astype(dt) + dt(0.5)) * jnp.log1p(df / (m + 1).astype(dt))
+    t3 = -((n - kk).astype(dt) + dt(0.5)) * jnp.log1p(-df / (n - m + 1).astype(dt))
+    rhs = t1 + t2 + t3 + (P["tails"].astype(dt) - _tail(kk, dt) - _tail(n - kk, dt))
+    mag = jnp.abs(lv) + jnp.abs(lh) + jnp.abs(la) + jnp.abs(t1) + jnp.abs(t2) + jnp.abs(t3) + 1
+    return lv + la - lh, rhs, mag
+
+
+def _btrs_test64(P, wu, wv):
+    v, us, d, k, inside, quick = _btrs_propose(P, wu, wv)
+    lhs, rhs, _ = _btrs_sides(P, v, us, d, k, jnp.float64)
+    return k, quick | (inside & (lhs <= rhs))
+
+
+def _compact(mask, pool):
+    """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask).
+
+    The rank is an associative scan (XLA:CPU's cumsum is a slow reduce-window) of a mask
+    materialised first (else its producer is re-evaluated at every level of the scan).
+    """
+    size = mask.shape[0]
+    mask = lax.optimization_barrier(mask)
+    rank = lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
+    tgt = jnp.where(mask & (rank < pool), rank, pool)
+    return jnp.full((pool,), size, jnp.int32).at[tgt].set(jnp.arange(size, dtype=jnp.int32),
+                                                          mode="drop")
+
+
+def _btrs(key, n, p, size):
+    """Binomial(n, p) by Hörmann's BTRS (transformed rejection with squeeze), p ≤ ½, n·p ≥ 10.
+
+    ``BTRS_ROUNDS`` candidates per slot are drawn and tested at once (squeeze in float64, the
+    full test in float32 outside an error band); the first accepted one is the draw, exactly as
+    the sequential algorithm. Slots left over (all rejected, or a candidate inside the band) are
+    compacted into a pool and finished in float64: first the undecided candidate, then fresh
+    ones until accepted. Which slot gets which fresh candidate depends only on which slots are
+    left, so the law is exactly BTRS's (float64 rounding aside: relative error of each
+    probability ~1e-10; uniforms have 32 bits).
+    """
+    P = lax.optimization_barrier(_btrs_setup(n, p))
+    P = {a: jnp.broadcast_to(x, (size,)) for a, x in P.items()}
+    w = lax.optimization_barrier(_S.random_bits(jax.random.fold_in(key, 0), (BTRS_ROUNDS, 2, size)))
+    done = jnp.zeros((size,), bool)
+    pending = jnp.zeros((size,), bool)  # a drawn candidate not yet decided (inside the band)
+    out = jnp.zeros((size,), jnp.int32)
+    wu0, wv0 = w[0, 0], w[0, 1]
+    for i in range(BTRS_ROUNDS):
+        v, us, d, k, inside, quick = _btrs_propose(P, w[i, 0], w[i, 1])
+        lhs, rhs, mag = _btrs_sides(P, v, us, d, k, jnp.float32)
+        band = mag * jnp.float32(_BAND)
+        acc = quick | (inside & (lhs <= rhs - band))
+        und = ~quick & inside & (lhs <= rhs + band) & ~acc
+        live = ~done & ~pending
+        out = jnp.where(live & acc, k, out)
+        wu0 = jnp.where(live & und, w[i, 0], wu0)
+        wv0 = jnp.where(live & und, w[i, 1], wv0)
+        done, pending = done | (live & acc), pending | (live & und)
+        done, pending, out, wu0, wv0 = lax.optimization_barrier((done, pending, out, wu0, wv0))
+    small = size // BTRS_POOL + 64
+
+    def outer(c):
+        i, done, pending, out = c
+        idx = _compact(~done, small)
+        j = jnp.minimum(idx, size - 1)
+        Pj = {a: x[j] for a, x in P.items()}
+        wu, wv = wu0[j], wv0[j]
+
+        def inner(ci):
+            t, fin, pend, val = ci
+            fresh = _S.random_bits(jax.random.fold_in(jax.random.fold_in(key, i), t), (2, small))
+            kj, ok = _btrs_test64(Pj, jnp.where(pend, wu, fresh[0]), jnp.where(pend, wv, fresh[1]))
+            return t + 1, fin | ok, jnp.zeros_like(pend), jnp.where(fin, val, kj)
+
+        _, fin, _, val = lax.while_loop(lambda ci: jnp.any(~ci[1]), inner,
+                                        (jnp.int32(0), idx >= size, pending[j], out[j]))
+        done = done.at[idx].set(fin, mode="drop")
+        pending = pending.at[idx].set(False, mode="drop")
+        return i + 1, done, pending, out.at[idx].set(val, mode="drop")
+
+    return lax.while_loop(lambda c: jnp.any(~c[1]), outer, (jnp.int32(1), done, pending, out))[3]
+
+
+def _binomial_inversion(key, n, p, size):
+    """Binomial(n, p) for n·p < 10 by sequential search of the float64 CDF from 0."""
+    u = _unit64(_S.random_bits(key, (size,)))
+    ratio = p / (1 - p)
+    pmf = jnp.broadcast_to(jnp.exp(n.astype(jnp.float64) * jnp.log1p(-p)), (size,))
+
+    def body(s):
+        k, pmf, cdf = s
+        go = (u > cdf) & (k < n)
+        k1 = k + 1
+        pmf1 = pmf * ratio * (n - k).astype(jnp.float64) / k1.astype(jnp.float64)
+        return jnp.where(go, k1, k), jnp.where(go, pmf1, pmf), jnp.where(go, cdf + pmf1, cdf)
+
+    return lax.while_loop(lambda s: jnp.any((u > s[2]) & (s[0] < n)), body,
+                          (jnp.zeros((size,), jnp.int32), pmf, pmf))[0]
+
+
+def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array:
+    """Exact Binomial(n, p) draws, int32 (size,), for int32 n and float p broadcastable to it.
+
+    By symmetry p ≤ ½ (X = n − Bin(n, 1 − p) above); n·p ≥ :data:`BTRS_MIN_MEAN` by BTRS (see
+    :func:`_btrs`), else by inversion of the float64 CDF. Traced under ``jax.enable_x64`` (float64
+    arithmetic whatever the global flag; p is read in float64, so pass float64 probabilities
+    where they matter). Branches no slot needs are skipped (``lax.cond``).
+    """
+    with jax.enable_x64(True):
+        n = jnp.asarray(n, jnp.int32)
+        p = jnp.asarray(p, jnp.float64)
+        flip = p > 0.5
+        ps = jnp.where(flip, 1 - p, p)
+        big = n.astype(jnp.float64) * ps >= BTRS_MIN_MEAN
+        kb, ki = jax.random.split(key)
+        x_big = lax.cond(jnp.any(big),
+                         lambda: _btrs(kb, jnp.where(big, n, 40), jnp.where(big, ps, 0.25), size),
+                         lambda: jnp.zeros((size,), jnp.int32))
+        x_small = lax.cond(jnp.any(~big),
+                           lambda: _binomial_inversion(ki, jnp.where(big, 0, n),
+                                                       jnp.where(big, 0.0, ps), size),
+                           lambda: jnp.zeros((size,), jnp.int32))
+        x = jnp.where(big, x_big, x_small)
+        return jnp.where(flip, n - x, x).astype(jnp.int32)
+
+
+def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array:
+    """Multinomial(n, p) confusion matrices, int32 (size, 4), in two binomial stages.
+
+    Positives P = TP + FN ~ Bin(n, p_TP + p_FN); then TP | P ~ Bin(P, p_TP/(p_TP + p_FN)) and
+    FP | P ~ Bin(n − P, p_FP/(p_FP + p_TN)), independent, in ONE call of :func:`binomial` over
+    2·size slots. ``p`` (4,) or (size, 4); n a traced int32 is fine (one program for every n).
+    """
+    with jax.enable_x64(True):
+        p = jnp.asarray(p, jnp.float64)
+        n = jnp.asarray(n, jnp.int32)
+        k0, k1 = jax.random.split(key)
+        spos, sneg = p[..., 0] + p[..., 1], p[..., 2] + p[..., 3]
+        pos = binomial(k0, n, spos, size)
+        qa = jnp.where(spos > 0, p[..., 0] / jnp.where(spos > 0, spos, 1), 0.0)
+        qb = jnp.where(sneg > 0, p[..., 2] / jnp.where(sneg > 0, sneg, 1), 0.0)
+        q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
+        two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
+        tp, fp = two[:size], two[size:]
+        return _S._stack_cells(tp, pos - tp, fp, n - pos - fp)
 
 
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
