@@ -61,7 +61,7 @@ from hypothesis import strategies as st
 import ofijax
 from ofijax import scan as S
 from ofijax import stats
-from ofijax.auditing import group_label
+from ofijax.auditing.reporting import group_label
 from ofijax.cli import main
 
 SETTINGS = settings(
@@ -1001,7 +1001,7 @@ def test_scan_cells_equal_row_scans(t, perm_seed):
 def test_audit_scan_option_rows_permuted():
     """``audit(..., scan=True)``: rows permuted give the same worst subgroups (every field of
     ``af.scan``)."""
-    from ofijax.auditing import to_jsonable
+    from ofijax.auditing.reporting import to_jsonable
 
     t = make_table(5, 120, 3)
     kw = {"scan": True, "scan_num_samples": 0, "num_samples": 0}
@@ -1018,7 +1018,7 @@ def test_audit_scan_option_rows_permuted():
 def test_audit_scan_option_aligns_index():
     """``audit(..., scan=True)`` aligns ``scan_features`` on the pandas index like every row-wise
     argument (CONTRIBUTING: pandas inputs aligned or refused)."""
-    from ofijax.auditing import to_jsonable
+    from ofijax.auditing.reporting import to_jsonable
 
     t = make_table(5, 120, 3)
     kw = {"scan": True, "scan_num_samples": 0, "num_samples": 0}
