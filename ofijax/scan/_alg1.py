@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from ._basis import Basis
-from ._engine import Problem, RawScan, cell_mask, outcome_counts
+from ._engine import Problem, cell_mask, outcome_counts
 from ._procedures import (
     CODE_ACCEPT,
     CODE_ALPHA,
@@ -54,6 +54,7 @@ __all__ = [
     "edge_case_2",
     "check_edges",
     "rescan_key",
+    "default_scan",
     "algorithm1",
     "rate_procedure",
     "bias_procedure",
@@ -165,25 +166,41 @@ def rescan_key(key, index):
                                     impl=jax.random.key_impl(key))
 
 
-def _empty_raw(m: int, v: int, lanes: int, dtype):
-    """Placeholder RawScan-shaped tuple for the loop carry (overwritten by the first scan)."""
-    return RawScan(jnp.zeros((m, v), bool), jnp.zeros(m, bool), jnp.zeros((), dtype),
-                   jnp.zeros((), dtype), jnp.zeros((), bool), jnp.zeros(lanes, jnp.int32))
+def default_scan(key, problem: Problem, row_cell, basis: Basis, params: Params, *,
+                 num_restarts: int, max_steps: int | None):
+    """Algorithm 1's scan as the reference runs it: scan ``i`` is the multi-start coordinate
+    ascent (:func:`~._procedures.clamped_scan`) with key :func:`rescan_key` ``(key, i)``. Returns
+    the ``scan(i, p_scan, Y) -> (mask, listed, score, log_q, converged)`` that
+    :func:`algorithm1` calls."""
+    def scan(index, p_scan, Y):
+        r = clamped_scan(rescan_key(key, index), problem, p_scan, Y, row_cell, basis, params,
+                         num_restarts, max_steps)
+        return r.mask, r.listed, r.score, r.log_q, r.converged
+
+    return scan
 
 
 def algorithm1(key, y, p, valid, row_cell, problem: Problem, basis: Basis, params: Params, *,
-               history: int, num_restarts: int, max_steps: int | None) -> ProcedureOut:
+               history: int, num_restarts: int, max_steps: int | None, scan=None
+               ) -> ProcedureOut:
     """Algorithm 1 of the IJDI paper (as run by the reference), pure and vmappable.
 
-    Scan ``i`` (0 = the first, i ≥ 1 the rescans) uses :func:`rescan_key` ``(key, i)``. The loop
-    stops when a scan scores ≤ 0, passes both edge tests, or after ``params.cap`` adjustments
-    (then ``converged`` is False if the last subgroup still fails a test); the cap must be <
-    ``history`` (the static length of the history arrays). ``row_cell`` may differ from
+    ``scan(i, p_scan, Y) -> (mask, listed, score, log_q, converged)`` is scan ``i`` (0 = the
+    first, i ≥ 1 the rescans) with the current p_scan and the outcome counts ``Y`` per cell; by
+    default (``None``) :func:`default_scan`: coordinate ascent with ``num_restarts`` restarts and
+    key :func:`rescan_key` ``(key, i)`` (``key``, ``num_restarts`` and ``max_steps`` are read
+    only by it; :func:`~._ijdi_exhaustive.algorithm1_exhaustive` passes an exhaustive scan). The
+    loop stops when a scan scores ≤ 0, passes both edge tests, or after ``params.cap``
+    adjustments (then ``converged`` is False if the last subgroup still fails a test); the cap
+    must be < ``history`` (the static length of the history arrays). ``row_cell`` may differ from
     ``problem.row_cell`` (permutation nulls); padding rows (``valid`` False) must have
     ``row_cell`` ≥ ``problem.num_cells`` so the scan drops them. p_scan is clamped into
     ``[eps, 1 − eps]`` only where it enters the scan. The scan appears once in the loop body (one
     compiled copy); ``params`` are traced, so another λ or penalty does not recompile.
     """
+    if scan is None:
+        scan = default_scan(key, problem, row_cell, basis, params, num_restarts=num_restarts,
+                            max_steps=max_steps)
     k = history - 1
     m, v = problem.cell_codes.shape[1], problem.v_max
     y = y.astype(p.dtype)
@@ -195,31 +212,34 @@ def algorithm1(key, y, p, valid, row_cell, problem: Problem, basis: Basis, param
         jnp.full(k + 1, CODE_UNSEEN, jnp.int32), nan, nan,
         jnp.zeros((k + 1, m, v), bool), jnp.zeros((k + 1, m), bool), jnp.zeros(k + 1, bool),
     )
-    r0 = _empty_raw(m, v, num_restarts + 1, p.dtype)
+    # the last scan's output in the loop carry (overwritten by the first scan)
+    r0 = (jnp.zeros((m, v), bool), jnp.zeros(m, bool), jnp.zeros((), p.dtype),
+          jnp.zeros((), p.dtype), jnp.zeros((), bool))
 
     def cond(carry):
         return ~carry[2]
 
     def body(carry):
         st, it, _, _, _, (codes, scores, factors, masks, listeds, sconv) = carry
-        r = clamped_scan(rescan_key(key, it), problem, st.p_scan, Y, row_cell, basis, params,
-                         num_restarts, max_steps)
-        in_s = cell_mask(problem, r.mask, r.listed)[row_cell] & valid
-        code, new, factor = check_edges(st, in_s, r.score, p, pbar_b, pbar0, params.lam,
+        mask, listed, score, log_q, converged = scan(it, st.p_scan, Y)
+        in_s = cell_mask(problem, mask, listed)[row_cell] & valid
+        code, new, factor = check_edges(st, in_s, score, p, pbar_b, pbar0, params.lam,
                                         params.strict, valid)
         ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
         stop = ok | (it >= cap)
-        hist = (codes.at[it].set(code), scores.at[it].set(r.score),
-                factors.at[it].set(jnp.where(ok, jnp.nan, factor)), masks.at[it].set(r.mask),
-                listeds.at[it].set(r.listed), sconv.at[it].set(r.converged))
+        hist = (codes.at[it].set(code), scores.at[it].set(score),
+                factors.at[it].set(jnp.where(ok, jnp.nan, factor)), masks.at[it].set(mask),
+                listeds.at[it].set(listed), sconv.at[it].set(converged))
         st2 = jax.tree.map(lambda a, b: jnp.where(stop, a, b), st, new)
-        return st2, jnp.where(stop, it, it + 1), stop, r, code, hist
+        return (st2, jnp.where(stop, it, it + 1), stop, (mask, listed, score, log_q, converged),
+                code, hist)
 
     st, it, _, r, code, hist = jax.lax.while_loop(
         cond, body, (state, jnp.asarray(0), jnp.asarray(False), r0,
                      jnp.asarray(CODE_UNSEEN, jnp.int32), hist))
+    mask, listed, score, log_q, converged = r
     codes, scores, factors, masks, listeds, sconv = hist
     ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
-    score = jnp.where(code == CODE_NONE, 0.0, r.score)
-    return ProcedureOut(r.mask, r.listed, score, r.log_q, ok & r.converged, it + 1, st, codes,
+    score = jnp.where(code == CODE_NONE, 0.0, score)
+    return ProcedureOut(mask, listed, score, log_q, ok & converged, it + 1, st, codes,
                         scores, factors, masks, listeds, sconv)

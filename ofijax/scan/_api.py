@@ -172,9 +172,11 @@ def _padded_cells(problem, basis, layout, y, p, stacked=False):
 
 def _split_parts(problem, *, num_restarts, max_steps, greedy=True) -> int:
     """The threads :func:`_search` will split the search of ``problem`` (padded or not) over
-    (:func:`search_parts`; 1: one program)."""
+    (:func:`search_parts`; 1: one program, also for a table whose steps sum by one-hot matmul,
+    which :func:`split_search` would run as one program anyway)."""
     steps = search_args(problem, max_steps)[1]
-    return search_parts(cell_bucket(problem.num_cells), num_restarts, greedy, steps)
+    return search_parts(cell_bucket(problem.num_cells), num_restarts, greedy, steps,
+                        v_max=problem.v_max)
 
 
 def _default_key(key, num_samples, num_replicates):

@@ -50,6 +50,10 @@ __all__ = [
 EXHAUSTIVE_MAX_SUBGROUPS = 10**6
 #: ... and the work ``G·C·(K + M)`` (multiply-adds) is at most this (a few seconds on one core).
 EXHAUSTIVE_MAX_WORK = 4e9
+#: Elements of a chunk's ``(chunk, C, M)`` temporaries (~4M: at most 32 MB even as float64, so
+#: a chunk's working set stays small next to the table while each chunk is large enough to
+#: amortise the loop's per-iteration cost).
+CHUNK_ELEMENTS = 1 << 22
 
 
 class Enumeration(NamedTuple):
@@ -138,8 +142,9 @@ def _digits(g, radices, m):
 
 
 def chunk_size(num: int, num_cells: int, m: int, k: int) -> int:
-    """Subgroups per chunk: keeps the ``(chunk, C, M)`` temporaries near 2^22 elements."""
-    c = 1 << max(4, int(math.log2(max(1, (1 << 22) // max(1, num_cells * max(m, k))))))
+    """Subgroups per chunk: keeps the ``(chunk, C, M)`` temporaries near
+    :data:`CHUNK_ELEMENTS` elements."""
+    c = 1 << max(4, int(math.log2(max(1, CHUNK_ELEMENTS // max(1, num_cells * max(m, k))))))
     return int(min(c, 1 << 13, 1 << max(4, math.ceil(math.log2(max(num, 1))))))
 
 

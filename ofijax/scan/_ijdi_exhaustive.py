@@ -26,9 +26,9 @@ import numpy as np
 
 from .._jaxcache import aot_jit
 from .._progress import Notice, Progress
-from ._alg1 import CODE_ACCEPT, CODE_NONE, CODE_UNSEEN, check_edges, initial_state
+from ._alg1 import algorithm1
 from ._basis import Basis, features
-from ._engine import Problem, cell_mask, outcome_counts
+from ._engine import Problem, cell_mask
 from ._exhaustive import (
     EXHAUSTIVE_MAX_SUBGROUPS,
     Enumeration,
@@ -69,57 +69,25 @@ def algorithm1_exhaustive(y, p, valid, row_cell, problem: Problem, basis: Basis,
     """Algorithm 1 (:func:`~._alg1.algorithm1`) with every scan exhaustive; pure, vmappable.
 
     The loop, its stopping rule (a scan scoring ≤ 0, a subgroup passing both edge tests, or
-    ``params.cap`` adjustments) and its history arrays are those of :func:`~._alg1.algorithm1`;
-    only the scan differs: every one of the ``num`` subgroups is scored with null rates
-    ``clip(p_scan, eps, 1 − eps)`` and the best kept (ties: the lowest enumeration index). Uniform
+    ``params.cap`` adjustments) and its history arrays are :func:`~._alg1.algorithm1`'s (called
+    with this ``scan``); only the scan differs: every one of the ``num`` subgroups is scored with
+    null rates ``clip(p_scan, eps, 1 − eps)`` and the best kept (ties: the lowest enumeration
+    index). Uniform
     outcomes (every valid row's the same) give "no subgroup", as :func:`~._randomization.procedure`
     does for the coordinate-ascent path.
     """
-    k = history - 1
-    m, v = problem.cell_codes.shape[1], problem.v_max
-    y = y.astype(p.dtype)
-    state, pbar_b, pbar0 = initial_state(y, p, params.lam, valid)
-    Y = outcome_counts(y, row_cell, problem.num_cells)
-    cap = jnp.minimum(params.cap, k)
-    nan = jnp.full(k + 1, jnp.nan, p.dtype)
-    hist = (jnp.full(k + 1, CODE_UNSEEN, jnp.int32), nan, nan,
-            jnp.zeros((k + 1, m, v), bool), jnp.zeros((k + 1, m), bool), jnp.zeros(k + 1, bool))
     true = jnp.asarray(True)
-    r0 = (jnp.zeros((m, v), bool), jnp.zeros(m, bool), jnp.zeros((), p.dtype),
-          jnp.zeros((), p.dtype))
 
-    def scan(p_scan):
+    def scan(index, p_scan, Y):
+        del index  # deterministic: no key, no restarts
         q = jnp.clip(p_scan, params.eps, 1.0 - params.eps)
         Phi = features(q, row_cell, problem.num_cells, basis)
-        return exhaustive_arrays(problem, Phi, Y, basis, enum, params.penalty, num=num,
-                                 chunk=chunk)
+        mask, listed, score, t = exhaustive_arrays(problem, Phi, Y, basis, enum, params.penalty,
+                                                   num=num, chunk=chunk)
+        return mask, listed, score, t, true
 
-    def cond(carry):
-        return ~carry[2]
-
-    def body(carry):
-        st, it, _, _, _, (codes, scores, factors, masks, listeds, sconv) = carry
-        mask, listed, score, t = scan(st.p_scan)
-        in_s = cell_mask(problem, mask, listed)[row_cell] & valid
-        code, new, factor = check_edges(st, in_s, score, p, pbar_b, pbar0, params.lam,
-                                        params.strict, valid)
-        ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
-        stop = ok | (it >= cap)
-        hist = (codes.at[it].set(code), scores.at[it].set(score),
-                factors.at[it].set(jnp.where(ok, jnp.nan, factor)), masks.at[it].set(mask),
-                listeds.at[it].set(listed), sconv.at[it].set(true))
-        st2 = jax.tree.map(lambda a, b: jnp.where(stop, a, b), st, new)
-        return st2, jnp.where(stop, it, it + 1), stop, (mask, listed, score, t), code, hist
-
-    st, it, _, r, code, hist = jax.lax.while_loop(
-        cond, body, (state, jnp.asarray(0), jnp.asarray(False), r0,
-                     jnp.asarray(CODE_UNSEEN, jnp.int32), hist))
-    mask, listed, score, t = r
-    codes, scores, factors, masks, listeds, sconv = hist
-    ok = (code == CODE_ACCEPT) | (code == CODE_NONE)
-    score = jnp.where(code == CODE_NONE, 0.0, score)
-    out = ProcedureOut(mask, listed, score, t, ok, it + 1, st, codes, scores, factors, masks,
-                       listeds, sconv)
+    out = algorithm1(None, y, p, valid, row_cell, problem, basis, params, history=history,
+                     num_restarts=0, max_steps=None, scan=scan)
     return no_subgroup_if(uniform_outcomes(y, valid), out)
 
 
