@@ -1,0 +1,124 @@
+"""The fast exact binomial sampler (BTRS + inversion) and the two-stage multinomial (#41).
+
+Laws checked against independent references: scipy.stats.binom / scipy.stats.multinomial PMFs
+(chi-square over every value with enough expected mass, the rest pooled) and exact moments at
+large n. Internals are the point here (``distributions._samplers.binomial``, ``multinomial_cms``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+
+from ofijax import distributions as D
+from ofijax.distributions import _samplers as S
+
+DRAWS = 1 << 17
+
+
+def _chi2_pvalue(obs: np.ndarray, pmf: np.ndarray, total: int) -> float:
+    """Chi-square goodness of fit; cells with expected count < 5 are pooled into one."""
+    exp = pmf * total
+    small = exp < 5
+    o = np.append(obs[~small], obs[small].sum())
+    e = np.append(exp[~small], exp[small].sum())
+    if e[-1] == 0:
+        o, e = o[:-1], e[:-1]
+    assert abs(o.sum() - total) == 0
+    chi2 = float(((o - e) ** 2 / e).sum())
+    return float(stats.chi2.sf(chi2, len(e) - 1))
+
+
+@pytest.fixture(scope="module")
+def binomial_fn():
+    return jax.jit(S.binomial, static_argnums=(3,))
+
+
+@pytest.mark.parametrize(
+    "n,p",
+    [(30, 0.4), (25, 0.45), (1000, 0.02), (5000, 0.001), (40, 0.9), (12, 0.5), (3, 0.999),
+     (200, 0.3), (100_000, 0.25)],
+)
+def test_binomial_law(binomial_fn, n, p):
+    """BTRS (n·min(p, 1 − p) ≥ 10) and inversion (below), both sides of ½, against scipy."""
+    x = np.asarray(binomial_fn(jax.random.key(n), np.full(DRAWS, n, np.int32),
+                               np.full(DRAWS, p), DRAWS))
+    assert x.dtype == np.int32 and x.min() >= 0 and x.max() <= n
+    lo, hi = int(stats.binom.ppf(1e-9, n, p)), int(stats.binom.isf(1e-9, n, p))
+    assert lo <= x.min() and x.max() <= hi + 1  # nothing far outside the support's bulk
+    ks = np.arange(0, n + 1)
+    obs = np.bincount(x, minlength=n + 1)
+    assert _chi2_pvalue(obs, stats.binom.pmf(ks, n, p), DRAWS) > 1e-4
+
+
+def test_binomial_mixed_parameters_one_call(binomial_fn):
+    """Per-slot n and p (both branches, flips and degenerate p = 0, 1 in one call)."""
+    n = np.array([0, 7, 50, 50, 3000, 3000, 9, 2_000_000], np.int32)
+    p = np.array([0.5, 0.0, 1.0, 0.5, 0.001, 0.7, 0.3, 0.5])
+    reps = 1 << 14
+    nn, pp = np.tile(n, reps), np.tile(p, reps)
+    x = np.asarray(binomial_fn(jax.random.key(3), nn, pp, nn.size)).reshape(reps, n.size)
+    assert (x[:, 0] == 0).all() and (x[:, 1] == 0).all() and (x[:, 2] == 50).all()
+    for j in range(3, n.size):
+        mean, var = n[j] * p[j], n[j] * p[j] * (1 - p[j])
+        se = math.sqrt(var / reps)
+        assert abs(x[:, j].mean() - mean) < 5 * se, (n[j], p[j])
+        assert abs(x[:, j].var() / var - 1) < 5 * math.sqrt(2 / reps) + 0.01, (n[j], p[j])
+    obs = np.bincount(x[:, 3], minlength=51)  # Bin(50, ½): chi-square as well
+    assert _chi2_pvalue(obs, stats.binom.pmf(np.arange(51), 50, 0.5), reps) > 1e-4
+
+
+@pytest.fixture(scope="module")
+def multinomial_fn():
+    return jax.jit(S.multinomial_cms, static_argnums=(3,))
+
+
+@pytest.mark.parametrize("probs", [(0.4, 0.1, 0.2, 0.3), (0.001, 0.5, 0.3, 0.199),
+                                   (0.7, 0.0, 0.25, 0.05)])
+def test_multinomial_cms_law_small_n(multinomial_fn, probs):
+    """Every matrix of M(n) against scipy.stats.multinomial (n = 12 and 60)."""
+    f = multinomial_fn
+    for n in (12, 60):
+        cms = np.asarray(f(jax.random.key(n), np.int32(n), np.asarray(probs), DRAWS))
+        assert (cms.sum(-1) == n).all() and (cms >= 0).all()
+        grid = np.array([(a, b, c, n - a - b - c) for a in range(n + 1)
+                         for b in range(n + 1 - a) for c in range(n + 1 - a - b)])
+        index = {tuple(r): i for i, r in enumerate(grid)}
+        obs = np.bincount([index[tuple(r)] for r in cms], minlength=len(grid))
+        pmf = stats.multinomial.pmf(grid, n, probs)
+        assert _chi2_pvalue(obs, pmf, DRAWS) > 1e-4, (n, probs)
+
+
+def test_multinomial_large_n_exact_moments(multinomial_fn):
+    """Means, variances and covariances of the four cells over 2^20 draws at n = 10^6; the
+    same compiled program as every other n and p above (n and p are traced)."""
+    n, p = 1_000_000, np.array([0.4, 0.1, 0.2, 0.3])
+    cms = np.concatenate([np.asarray(multinomial_fn(jax.random.key(100 + i), np.int32(n), p, DRAWS))
+                          for i in range(8)]).astype(np.float64)
+    num = len(cms)
+    assert (cms.sum(-1) == n).all()
+    var = n * p * (1 - p)
+    assert np.all(np.abs(cms.mean(0) - n * p) < 5 * np.sqrt(var / num))
+    assert np.all(np.abs(cms.var(0) / var - 1) < 5 * math.sqrt(2 / num))
+    cov = np.cov(cms.T)
+    for i, j in ((0, 1), (0, 2), (1, 3), (2, 3)):  # Cov = −n p_i p_j
+        exact = -n * p[i] * p[j]
+        se = math.sqrt((var[i] * var[j] + exact**2) / num)
+        assert abs(cov[i, j] - exact) < 5 * se, (i, j)
+    assert multinomial_fn._cache_size() == 1  # one program for every n and p
+
+
+def test_dirichlet_multinomial_large_n_is_uniform():
+    """alpha = 1 is uniform on M(n): E B = 0 and Var B = (n + 4)/(10 n) at n = 3000 (Dirichlet
+    probabilities, then the same two binomial stages)."""
+    n, num = 3000, 1 << 12
+    cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(2), n, [1, 1, 1, 1], (num,)))
+    assert cms.dtype == np.int32 and (cms.sum(-1) == n).all()
+    b = (cms[:, 2] - cms[:, 1]) / n
+    var = (n + 4) / (10 * n)
+    assert abs(b.mean()) < 5 * math.sqrt(var / num)
+    assert abs(b.var() / var - 1) < 5 * math.sqrt(2 / num) + 0.05
