@@ -7,14 +7,22 @@ module runs the same engine as :func:`~ofijax.scan.fpr_scan` / :func:`~ofijax.sc
 those arrays: cells in lexicographic code order, padded to :func:`~._engine.cell_bucket` sizes, the
 same key, so the subgroup and score equal the row-level scan's (to float round-off).
 
+Search. Rate scans and Bias Scan take ``search="auto" | "exhaustive" | "coordinate_ascent"``:
+the exhaustive path scores every subgroup from the same cell arrays
+(:func:`~._exhaustive.exhaustive_arrays`, the global optimum, ``certified``); ``"auto"`` follows
+the row scans' rule (rate scans: :func:`~._exhaustive.rate_exhaustive_feasible`; Bias Scan:
+:func:`~._exhaustive.exhaustive_feasible` with the basis's feature count).
+
 Randomization test (Bernoulli null). For FPR-/TPR-Scan every row of the scanned side has the same
 null rate p̄_b, so the replicate outcome sum of cell c is ``Y*_c ~ Binomial(n_c, p̄_b)``: exactly the
-distribution of a row-level Bernoulli draw summed over the cell, drawn here from the counts (the
-draws differ from the row-level test's, so p-values agree in distribution, not bit for bit). Bias
-Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of Binomials over the
-cell's (p value, count) pairs, with continuous p the replicate sums must be generated in the data
-pass (R sums per cell); neither is implemented yet, so ``num_samples`` with ``kind="bias"``
-raises.
+distribution of a row-level Bernoulli draw summed over the cell, drawn here from the counts. The
+row scans draw one Bernoulli per row instead, so the two engines' replicates are different draws of
+the same null law: their p-values are Monte Carlo estimates of the same exact randomization
+p-value and agree within its interval (``p_value_interval``, 95% Clopper-Pearson), not digit for
+digit. Bias Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of
+Binomials over the cell's (p value, count) pairs, with continuous p the replicate sums must be
+generated in the data pass (R sums per cell); neither is implemented, so ``num_samples`` with
+``kind="bias"`` raises.
 
 Under ``jax.distributed`` (several processes, e.g. hosts) each process runs an equal share of the
 replicates and the shares are gathered (``process_allgather``): replicate r uses the same key
@@ -39,11 +47,12 @@ from ._engine import Problem, RawScan, cell_bucket, cell_mask, scan_arrays
 from ._exhaustive import (
     chunk_size,
     exhaustive_arrays,
+    exhaustive_feasible,
     make_enumeration,
     num_subgroups,
     resolve_search,
 )
-from ._randomization import p_value, replicate_key
+from ._randomization import p_value, p_value_interval, replicate_key
 
 __all__ = ["CellScan", "scan_cells", "chebyshev_cell_features"]
 
@@ -53,7 +62,9 @@ _ROWS_CHUNK = 1 << 16
 
 
 class CellScan(NamedTuple):
-    """Array result of :func:`scan_cells`.
+    """The array-level output of :func:`scan_cells` (the public scans, :func:`~ofijax.scan.
+    rate_scan_cells` and ``ofijax.stats``' cell scans, turn it into a
+    :class:`~ofijax.scan.ScanResult`).
 
     Attributes:
       mask: ``(M, V_max)`` bool, allowed values of each attribute (where listed).
@@ -62,12 +73,17 @@ class CellScan(NamedTuple):
       q: fitted odds multiplier.
       cells: ``(C,)`` bool, the cells in the subgroup.
       converged: every restart reached a local optimum.
-      p_value: randomization p-value (NaN without replicates).
+      p_value: randomization p-value ``(1 + #{F* ≥ F}) / (R + 1)``, a Monte Carlo estimate of
+        the exact randomization p-value (NaN without replicates).
       null_scores: ``(R,)`` replicate scores (None without replicates).
       search: ``"coordinate_ascent"`` or ``"exhaustive"`` (the global optimum).
       top: with ``top_k=k`` (rate scans): the k finds, each a :class:`CellScan` of the cells left
         after the earlier finds' cells were removed (``top[0]`` is this result; fewer when a step
         finds nothing), with family-wise p-values; ``()`` otherwise.
+      p_value_interval: 95% Clopper-Pearson interval for the exact randomization p-value
+        (:func:`~._randomization.p_value_interval`); ``(NaN, NaN)`` without replicates.
+
+    The property ``certified`` is ``search == "exhaustive"``.
     """
 
     mask: np.ndarray
@@ -80,6 +96,13 @@ class CellScan(NamedTuple):
     null_scores: Any = None
     top: tuple = ()
     search: str = "coordinate_ascent"
+    p_value_interval: tuple = (math.nan, math.nan)
+
+    @property
+    def certified(self) -> bool:
+        """Whether the result is the global optimum (every subgroup scored: ``search ==
+        "exhaustive"``); otherwise a local optimum of coordinate ascent."""
+        return self.search == "exhaustive"
 
 
 def _problem(cell_codes, n_values, n):
@@ -236,12 +259,19 @@ def scan_cells(
         cells), in ``result.top``; each replicate runs all k steps and its statistic is the
         largest of its k scores (family-wise p-values). ``None``: one subgroup.
 
-      search: rate scans: ``"coordinate_ascent"`` (default here), ``"exhaustive"`` (every
-        subgroup scored: the global optimum) or ``"auto"`` (exhaustive when the row scans'
-        ``search="auto"`` would be: :func:`~._exhaustive.rate_exhaustive_feasible`);
-        ``result.search`` says which ran.
+      search: ``"coordinate_ascent"`` (default here), ``"exhaustive"`` (every subgroup scored:
+        the global optimum; refused beyond 1e6 subgroups) or ``"auto"`` (exhaustive when the row
+        scans' ``search="auto"`` would be: rate scans
+        :func:`~._exhaustive.rate_exhaustive_feasible`, Bias Scan
+        :func:`~._exhaustive.exhaustive_feasible` with the basis's feature count);
+        ``result.search`` says which ran and ``result.certified`` whether it is the global
+        optimum.
 
     Uniform outcomes (every row's outcome the same) of a rate scan score 0: no subgroup.
+
+    Replicates (rate scans) draw ``Y*_c ~ Binomial(n_c, p̄_b)`` per cell: the law of the row
+    scans' per-row Bernoulli draws summed over the cell, not the same draws, so ``p_value`` agrees
+    with the row scans' within ``p_value_interval``, not digit for digit.
 
     Returns:
       :class:`CellScan`.
@@ -291,14 +321,17 @@ def scan_cells(
             raise ValueError(f"search: must be 'auto', 'exhaustive' or 'coordinate_ascent'; got "
                              f"{search!r}.")
         nv = np.asarray(n_values, np.int64)
-        if search != "coordinate_ascent" and kind != "rate":
-            raise ValueError("search: from cell statistics only FPR-/TPR-Scan enumerate.")
+        if kind != "rate" and search == "auto":  # Bias Scan's rule, as bias_scan on rows
+            search = ("exhaustive" if exhaustive_feasible(nv, problem.num_cells,
+                                                          basis.num_features)
+                      else "coordinate_ascent")
         search = resolve_search(search, nv, problem.num_cells)
         ex = {}
         if search == "exhaustive":
             num = num_subgroups(nv)
+            width = 1 if kind == "rate" else basis.num_features  # features per cell
             ex = dict(enum=make_enumeration(nv, problem.v_max), num=num,
-                      chunk=chunk_size(num, problem.num_cells, len(nv), 1))
+                      chunk=chunk_size(num, problem.num_cells, len(nv), width))
             mask, listed, sc, t = exhaustive_arrays(problem, phi, y_pad, basis, ex["enum"],
                                                     float(penalty), num=ex["num"],
                                                     chunk=ex["chunk"])
@@ -366,9 +399,13 @@ def scan_cells(
 
                 local = np.asarray(multihost_utils.process_allgather(local)).reshape(-1)
             null = np.maximum(local[:r_total], 0.0)
-            out = out._replace(p_value=p_value(score, null), null_scores=null)
+
+            def tested(f):
+                p = p_value(f.score, null)
+                return f._replace(p_value=p, null_scores=null,
+                                  p_value_interval=p_value_interval(p, r_total))
+
+            out = tested(out)
             if out.top:
-                out = out._replace(top=tuple(
-                    f._replace(p_value=p_value(f.score, null), null_scores=null)
-                    for f in out.top))
+                out = out._replace(top=tuple(tested(f) for f in out.top))
         return out

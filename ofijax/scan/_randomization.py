@@ -6,6 +6,13 @@ score the search finds, and the p-value accounts for the search:
 
     p = (1 + #{r : F*_r ≥ F}) / (R + 1).
 
+That p-value is a **Monte Carlo estimate**: it is valid (P(p ≤ α) ≤ α under the null) for any R,
+and it estimates the exact randomization p-value p_∞ = P(F* ≥ F), the limit as R → ∞. The count
+k = #{F*_r ≥ F} is Binomial(R, p_∞), so :func:`p_value_interval` (Clopper-Pearson on k of R)
+brackets p_∞; two engines that draw replicates differently from the same null law (rows: one
+Bernoulli per row; cell statistics: one Binomial per cell) estimate the same p_∞ and agree within
+those intervals, not draw for draw.
+
 Null draws:
 
 * ``"bernoulli"`` (default, the parametric bootstrap of Zhang & Neill): ``y*_i ~ Bernoulli(p_i)``
@@ -78,6 +85,7 @@ __all__ = [
     "null_draw",
     "procedure",
     "p_value",
+    "p_value_interval",
     "bias_scan_null_scores",
     "serial_bias_null_scores",
     "replicate_key",
@@ -123,6 +131,7 @@ class RandomizationResult(NamedTuple):
     p_value: float
     null_scores: np.ndarray  # (R,) float64
     num_unconverged: int  # replicates whose procedure hit a cap
+    p_value_interval: tuple = (math.nan, math.nan)  # 95% Clopper-Pearson bounds of p_∞
 
 
 def replicate_key(key: jax.Array) -> jax.Array:
@@ -164,6 +173,45 @@ def p_value(observed: float, null: np.ndarray) -> float:
         return math.nan
     tol = TIE_RTOL * max(1.0, abs(observed))
     return float((1 + np.sum(null >= observed - tol)) / (null.size + 1))
+
+
+def p_value_interval(p: float, num_samples: int, confidence: float = 0.95
+                     ) -> tuple[float, float]:
+    r"""Clopper-Pearson interval for the exact randomization p-value of a Monte Carlo p-value.
+
+    ``p = (1 + k) / (R + 1)`` (:func:`p_value`) with ``k = #{F*_r ≥ F}`` of ``R = num_samples``
+    replicates; k ~ Binomial(R, p_∞) where p_∞ = P(F* ≥ F) is the exact randomization p-value
+    (the limit as R → ∞). The two-sided interval at ``confidence`` (default 95%) is
+
+    .. math:: [\,B^{-1}(\tfrac{α}{2}; k, R - k + 1),\ B^{-1}(1 - \tfrac{α}{2}; k + 1, R - k)\,]
+
+    (α = 1 − confidence; lower bound 0 at k = 0, upper bound 1 at k = R), which covers p_∞ with
+    probability ≥ ``confidence`` whatever p_∞. The estimate ``p`` itself lies inside. ``(NaN,
+    NaN)`` when there is no test (``p`` NaN or ``num_samples`` 0).
+
+    Examples:
+      >>> lo, hi = p_value_interval(0.6, 4)          # k = 2 of R = 4
+      >>> round(lo, 4), round(hi, 4)
+      (0.0676, 0.9324)
+      >>> [round(b, 4) for b in p_value_interval(1 / 21, 20)]   # k = 0 of 20
+      [0.0, 0.1684]
+    """
+    from scipy.special import betaincinv
+
+    r = int(num_samples)
+    if r <= 0 or p is None or math.isnan(float(p)):
+        return (math.nan, math.nan)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence: must be in (0, 1); got {confidence!r}.")
+    k = int(round(float(p) * (r + 1))) - 1
+    if not 0 <= k <= r or abs((1 + k) / (r + 1) - float(p)) > 1e-9:
+        raise ValueError(
+            f"p: {p!r} is not a randomization p-value (1 + k) / (R + 1) of R = {r} replicates; "
+            "pass the p_value and the number of replicates of the same test.")
+    a = 1.0 - confidence
+    lo = 0.0 if k == 0 else float(betaincinv(k, r - k + 1, a / 2))
+    hi = 1.0 if k == r else float(betaincinv(k + 1, r - k, 1 - a / 2))
+    return (lo, hi)
 
 
 class Padded(NamedTuple):
@@ -573,4 +621,5 @@ def bias_scan_null_scores(key, problem: Problem, basis: Basis, observations, exp
     data = pad_problem(problem, observations, expectations)
     s, bad = null_scores(replicate_key(key), spec, data, data.p, num_replicates=num_replicates,
                          basis=basis, params=params, replicate_chunk=replicate_chunk)
-    return RandomizationResult(p_value(observed_score, s), s, bad)
+    p = p_value(observed_score, s)
+    return RandomizationResult(p, s, bad, p_value_interval(p, s.size))

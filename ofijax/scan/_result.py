@@ -49,7 +49,9 @@ class ScanResult(NamedTuple):
       listed: the un-normalised subgroup (attributes listed with all their values kept); the
         penalty counts the values listed here.
       p_value: randomization-test p-value ``(1 + #{F* ≥ F}) / (R + 1)`` (NaN without a test;
-        with ``top_k``: family-wise, see :func:`bias_scan`).
+        with ``top_k``: family-wise, see :func:`bias_scan`): a Monte Carlo estimate of the exact
+        randomization p-value, bracketed by the property ``p_value_interval`` (95%
+        Clopper-Pearson).
       null_scores: ``(R,)`` replicate scores (None without a test).
       total_size: rows of S in the whole input, whatever their class (a top-k find after the
         first: not counting the rows of the earlier finds, which its rescan removed).
@@ -112,6 +114,20 @@ class ScanResult(NamedTuple):
         no single attribute's value set can be changed to raise the score, but a better subgroup
         may exist (``experiments/scan_miss_rate.py`` measures how often)."""
         return self.search == "exhaustive"
+
+    @property
+    def p_value_interval(self) -> tuple[float, float]:
+        """95% Clopper-Pearson interval for the exact randomization p-value, of which
+        ``p_value`` is a Monte Carlo estimate from the R = ``len(null_scores)`` replicates
+        (:func:`~._randomization.p_value_interval`); ``(NaN, NaN)`` without a test.
+
+        Engines that draw replicates differently from the same null law (rows: a Bernoulli draw
+        per row; cell statistics: a Binomial draw per cell) give different estimates of the same
+        exact p-value, within these intervals, not the same digits."""
+        from ._randomization import p_value_interval
+
+        r = 0 if self.null_scores is None else int(np.size(self.null_scores))
+        return p_value_interval(self.p_value, r)
 
 
 #: Former name of the result of FPR-/TPR-/IJDI-Scan: the same type as :class:`ScanResult`.

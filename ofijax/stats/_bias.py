@@ -165,17 +165,38 @@ def bias_scan_cells(
     num_restarts: int = 10,
     key: Any = None,
     max_steps: int | None = None,
+    search: str = "auto",
 ) -> ScanResult:
-    """Bias Scan (:func:`ofijax.scan.bias_scan`, Chebyshev basis) from :class:`BiasCells`.
+    r"""Bias Scan (:func:`ofijax.scan.bias_scan`, Chebyshev basis) from :class:`BiasCells`.
 
-    Same subgroup and score (to float round-off) as ``bias_scan(data, y, p, basis="chebyshev")``
-    with the same direction, q bracket, penalty and key (``key=None``: ``jax.random.key(0)``; it
-    only breaks ties of the restarts). ``mask`` is ``(C,)`` over the cells. The search is
-    coordinate ascent (``result.search == "coordinate_ascent"``, ``certified`` False): a local
-    optimum; the exhaustive Bias Scan of :func:`ofijax.scan.bias_scan` runs on rows only.
+    The score of a subgroup S is ``max_q Σ_{i∈S} [y_i log q − log(1 − p_i + q p_i)] − penalty ·
+    (#values listed)``, computed from the cells' outcome sums and Chebyshev features. Same
+    subgroup and score (to float round-off) as ``bias_scan(data, y, p, basis="chebyshev",
+    search=search)`` with the same direction, q bracket, penalty and key (``key=None``:
+    ``jax.random.key(0)``; it only breaks ties of the restarts). ``mask`` is ``(C,)`` over the
+    cells.
+
+    ``search``: ``"auto"`` (default, the rule of :func:`ofijax.scan.bias_scan`: every subgroup
+    scored when there are at most 1e6 and subgroups × occupied cells × (features + attributes)
+    ≤ 4e9, else coordinate ascent), ``"exhaustive"`` (the global optimum; a ``ValueError`` naming
+    ``search`` beyond 1e6 subgroups) or ``"coordinate_ascent"`` (a local optimum).
+    ``result.search`` says which ran and ``result.certified`` whether the result is the global
+    optimum. No randomization test runs from these statistics (run Bias Scan's test on rows).
+
+    Examples:
+      >>> import numpy as np, pandas as pd
+      >>> df = pd.DataFrame({"g": list("ab") * 50, "y": [1, 1, 0, 0] * 25, "p": [0.3] * 100})
+      >>> df.loc[df["g"] == "a", "y"] = (np.arange(50) % 5 != 0).astype(int)  # 80% vs 30%
+      >>> bc = collect_bias(df, outcome="y", expectations="p", attrs="g")
+      >>> r = bias_scan_cells(bc, penalty=0.1)
+      >>> r.subset, r.size, r.search, r.certified
+      ({'g': ('a',)}, 50, 'exhaustive', True)
     """
     if not isinstance(cells, BiasCells):
         raise TypeError(f"cells: must be a BiasCells; got {type(cells).__name__}.")
+    if search not in ("auto", "exhaustive", "coordinate_ascent"):
+        raise ValueError(f"search: must be 'auto', 'exhaustive' or 'coordinate_ascent'; got "
+                         f"{search!r}.")
     codes, labels = [], []
     for vals in cells.values:
         try:
@@ -190,7 +211,8 @@ def bias_scan_cells(
     r = scan_cells(codes[order], nv, cells.n[order], cells.positives[order], kind="bias",
                    features=cells.features[order], direction=cells.direction,
                    q_bounds=cells.q_bounds, penalty=penalty, num_restarts=num_restarts,
-                   key=None if key is None else as_key(key), max_steps=max_steps)
+                   key=None if key is None else as_key(key), max_steps=max_steps,
+                   search=search)
 
     def sub(normalize):
         out = {}
