@@ -325,8 +325,11 @@ def plot(df, path):
     import matplotlib.pyplot as plt
 
     names = list(dict.fromkeys(df.dataset))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names) + 2.2, 4.4),
-                             constrained_layout=True, squeeze=False)
+    ncol = min(2, len(names))
+    nrow = -(-len(names) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol + 2.2, 4.4 * nrow),
+                             layout="constrained", squeeze=False)
+    axes = [list(axes.ravel())]
     meths = list(dict.fromkeys(df.method))
     colors = plt.get_cmap("tab10").colors
     for ax, name in zip(axes[0], names):
