@@ -290,3 +290,25 @@ def test_errors_name_the_argument():
         OFIThresholdOptimizer(est, prefit=True).fit(x, np.full(len(y), 3), sensitive_features=g)
     with pytest.raises(TypeError, match="^random_state"):
         post.predict(x, sensitive_features=g, random_state=0.5)
+
+
+def test_integer_weights_equal_repeated_rows_and_x64_does_not_matter():
+    import jax
+
+    x, y, g = _data(10)
+    w = np.random.default_rng(3).integers(1, 4, len(y))
+    rep = np.repeat(np.arange(len(y)), w)
+    weighted = OFIThresholdOptimizer(FixedScorer(), prefit=True).fit(
+        x, y, sensitive_features=g, sample_weight=w
+    )
+    repeated = OFIThresholdOptimizer(FixedScorer(), prefit=True).fit(
+        x[rep], y[rep], sensitive_features=g[rep]
+    )
+    np.testing.assert_array_equal(weighted.thresholds_, repeated.thresholds_)
+    np.testing.assert_allclose(weighted.mix_, repeated.mix_, rtol=1e-12)
+    assert weighted.fit_objective_ == pytest.approx(repeated.fit_objective_, abs=1e-12)
+    with jax.enable_x64(True):
+        wide = OFIThresholdOptimizer(FixedScorer(), prefit=True).fit(x, y, sensitive_features=g)
+    narrow = OFIThresholdOptimizer(FixedScorer(), prefit=True).fit(x, y, sensitive_features=g)
+    np.testing.assert_array_equal(wide.thresholds_, narrow.thresholds_)
+    np.testing.assert_array_equal(wide.mix_, narrow.mix_)
