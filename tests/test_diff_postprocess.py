@@ -279,6 +279,10 @@ def test_errors_name_the_argument():
         OFIThresholdOptimizer(est, prefit=True, randomize="yes").fit(x, y, sensitive_features=g)
     with pytest.raises(ValueError, match="^estimator"):
         OFIThresholdOptimizer(prefit=True).fit(x, y, sensitive_features=g)
+    from sklearn.linear_model import LogisticRegression
+
+    with pytest.raises(ValueError, match="^estimator: prefit=True but the estimator is not fitted"):
+        OFIThresholdOptimizer(LogisticRegression(), prefit=True).fit(x, y, sensitive_features=g)
     post = OFIThresholdOptimizer(est, prefit=True).fit(x, y, sensitive_features=g)
     with pytest.raises(ValueError, match="^sensitive_features"):
         post.fit(x, y)
