@@ -366,6 +366,8 @@ def main() -> None:
     ap.add_argument("--name", help="output file stem (default diff_benchmark[_quick])")
     ap.add_argument("--no-summary", action="store_true",
                     help="write the CSV only (no figure, target check or summary)")
+    ap.add_argument("--methods", nargs="+",
+                    help="run only these methods (logistic always runs: others use its model)")
     ap.add_argument("--from-csv", nargs="+", type=Path,
                     help="run nothing: summarize and plot these CSVs of earlier runs")
     args = ap.parse_args()
@@ -375,6 +377,8 @@ def main() -> None:
     t_all = time.perf_counter()
     for name in [] if args.from_csv else names:
         meths = methods(args.quick, name)
+        if args.methods:
+            meths = {k: f for k, f in meths.items() if k == "logistic" or k in args.methods}
         data = DATASETS[name]()
         for seed in range(seeds):
             tr, va, te = split(name, data, seed, args.quick)
