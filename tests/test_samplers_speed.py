@@ -122,3 +122,29 @@ def test_dirichlet_multinomial_large_n_is_uniform():
     var = (n + 4) / (10 * n)
     assert abs(b.mean()) < 5 * math.sqrt(var / num)
     assert abs(b.var() / var - 1) < 5 * math.sqrt(2 / num) + 0.05
+
+
+def test_eager_metrics_chunked_transfer_same_values_and_errors():
+    """Above 2^18 rows the eager path moves the counts in blocks: same float64 values as NumPy's
+    exact division, same error for a bad row in a later block, any leading shape."""
+    import ofijax
+
+    rng = np.random.default_rng(4)
+    rows = (1 << 18) * 2 + 12_345
+    a = rng.integers(0, 1000, size=(rows, 4))
+    a[a.sum(1) == 0] = 1
+    b = rng.integers(1, 1000, size=(rows, 4)).astype(np.uint16)
+    ba = (a[:, 2] - a[:, 1]) / a.sum(1)
+    bb = (b[:, 2].astype(np.int64) - b[:, 1]) / b.sum(1, dtype=np.int64)
+    got = ofijax.marginal_benefit(a)
+    assert got.dtype == np.float64 and got.shape == (rows,) and np.array_equal(np.asarray(got), ba)
+    assert np.array_equal(np.asarray(ofijax.ofi(a, b)), ba - bb)
+    a3 = a[: 3 * 100_000].reshape(3, 100_000, 4)
+    assert np.array_equal(np.asarray(ofijax.marginal_benefit(a3)), ba[: 3 * 100_000].reshape(3, -1))
+    bad = a.copy()
+    bad[rows - 5] = 0
+    with pytest.raises(ValueError, match=rf"^cm: a confusion matrix has n = 0 \(at index \({rows - 5},\)\)"):
+        ofijax.marginal_benefit(bad)
+    bad[rows - 5] = [-1, 0, 0, 2]
+    with pytest.raises(ValueError, match="^cm_j: counts must be non-negative"):
+        ofijax.ofi(a, bad)

@@ -60,6 +60,30 @@ def _exact(fn: Callable) -> Callable:
 _EAGER_JIT_MIN = 1 << 16
 
 
+#: Rows per transfer of the jitted eager path: 8 MB of int64 per argument. One transfer of a
+#: whole array above glibc's mmap threshold (≤ 32 MB) gets fresh pages on every call and the
+#: page faults dominate (see experiments/notes/samplers.md).
+_EAGER_CHUNK = 1 << 18
+
+
+def _chunked(jitted: Callable, args: tuple) -> tuple[jax.Array, bool]:
+    """``jitted`` over blocks of ``_EAGER_CHUNK`` rows of same-shaped (..., 4) arrays (the last
+    block padded with valid rows), results gathered into one float64 array; same values."""
+    flat = [a.reshape(-1, 4) for a in args]
+    rows = flat[0].shape[0]
+    out = np.empty(rows, np.float64)
+    bad = False
+    for start in range(0, rows, _EAGER_CHUNK):
+        blocks = [f[start:start + _EAGER_CHUNK] for f in flat]
+        m = blocks[0].shape[0]
+        if m < _EAGER_CHUNK:  # one program for every call: pad with ones (n = 4, checks pass)
+            blocks = [np.concatenate([b, np.ones((_EAGER_CHUNK - m, 4), b.dtype)]) for b in blocks]
+        res, b_bad = jitted(*(v.device_array(b, np.int64) for b in blocks))
+        out[start:start + m] = np.asarray(res)[:m]
+        bad = bad or bool(b_bad)
+    return v.device_array(out.reshape(args[0].shape[:-1])), bad
+
+
 def _eager_jit(*names: str) -> Callable:
     """Large integer NumPy count arrays (the common eager call) run as ONE jitted float64 program
     (x64 switched on locally) that also checks them (negative, empty or ≥ 2^53 counts); only when
@@ -90,7 +114,10 @@ def _eager_jit(*names: str) -> Callable:
                 except ValueError:
                     return exact(*args)  # _pair's message
                 with jax.enable_x64(True):
-                    out, bad = jitted(*(v.device_array(a, np.int64) for a in args))
+                    if len({a.shape for a in args}) == 1 and args[0].size // 4 > _EAGER_CHUNK:
+                        out, bad = _chunked(jitted, args)
+                    else:
+                        out, bad = jitted(*(v.device_array(a, np.int64) for a in args))
                 if not bool(bad):
                     return out
             return exact(*args)  # the checks and their messages (negative, empty, huge counts)
