@@ -183,3 +183,13 @@ def test_bias_scan_cells_search_is_checked():
         stats.bias_scan_cells(bw, search="exhaustive")  # 2^21 - 1 subgroups
     local = stats.bias_scan_cells(bw)  # "auto": too many subgroups, coordinate ascent
     assert local.search == "coordinate_ascent" and not local.certified
+
+
+def test_row_bias_scan_top_finds_carry_their_interval():
+    """The property holds for every scan with a test: here Bias Scan's family-wise top-k."""
+    b = scan.bias_scan(BDF, BY, BP, penalty=0.3, key=0, num_samples=9, top_k=2)
+    assert len(b.top) == 2
+    for f in b.top:
+        k = int(np.sum(f.null_scores >= f.score - 1e-9 * max(1.0, f.score)))
+        assert f.p_value == (1 + k) / 10
+        assert f.p_value_interval == p_value_interval(f.p_value, 9)

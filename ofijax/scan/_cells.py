@@ -18,8 +18,8 @@ null rate p̄_b, so the replicate outcome sum of cell c is ``Y*_c ~ Binomial(n_c
 distribution of a row-level Bernoulli draw summed over the cell, drawn here from the counts. The
 row scans draw one Bernoulli per row instead, so the two engines' replicates are different draws of
 the same null law: their p-values are Monte Carlo estimates of the same exact randomization
-p-value and agree within its interval (``p_value_interval``, 95% Clopper-Pearson), not digit for
-digit. Bias Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of
+p-value, each bracketed by its ``p_value_interval`` (95% Clopper-Pearson), so they differ by
+Monte Carlo error (overlapping intervals), not digit for digit. Bias Scan's test is not drawn here: with the exact basis ``Y*_c`` would be a sum of
 Binomials over the cell's (p value, count) pairs, with continuous p the replicate sums must be
 generated in the data pass (R sums per cell); neither is implemented, so ``num_samples`` with
 ``kind="bias"`` raises.
@@ -270,8 +270,9 @@ def scan_cells(
     Uniform outcomes (every row's outcome the same) of a rate scan score 0: no subgroup.
 
     Replicates (rate scans) draw ``Y*_c ~ Binomial(n_c, p̄_b)`` per cell: the law of the row
-    scans' per-row Bernoulli draws summed over the cell, not the same draws, so ``p_value`` agrees
-    with the row scans' within ``p_value_interval``, not digit for digit.
+    scans' per-row Bernoulli draws summed over the cell, not the same draws, so ``p_value`` and the
+    row scans' estimate the same exact p-value, each within its ``p_value_interval``, and differ
+    by Monte Carlo error, not digit for digit.
 
     Returns:
       :class:`CellScan`.
@@ -321,9 +322,12 @@ def scan_cells(
             raise ValueError(f"search: must be 'auto', 'exhaustive' or 'coordinate_ascent'; got "
                              f"{search!r}.")
         nv = np.asarray(n_values, np.int64)
-        if kind != "rate" and search == "auto":  # Bias Scan's rule, as bias_scan on rows
-            search = ("exhaustive" if exhaustive_feasible(nv, problem.num_cells,
-                                                          basis.num_features)
+        if kind != "rate" and search == "auto":
+            # bias_scan's rule on the same numbers: occupied (unpadded) cells, and the feature
+            # count of the rows' basis (their Chebyshev basis is the reduced one)
+            k_rows = basis.num_features if p_values is not None else make_basis(
+                "chebyshev", direction=direction, q_bounds=q_bounds).num_features
+            search = ("exhaustive" if exhaustive_feasible(nv, c, k_rows)
                       else "coordinate_ascent")
         search = resolve_search(search, nv, problem.num_cells)
         ex = {}

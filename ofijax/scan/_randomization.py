@@ -10,8 +10,9 @@ That p-value is a **Monte Carlo estimate**: it is valid (P(p ≤ α) ≤ α unde
 and it estimates the exact randomization p-value p_∞ = P(F* ≥ F), the limit as R → ∞. The count
 k = #{F*_r ≥ F} is Binomial(R, p_∞), so :func:`p_value_interval` (Clopper-Pearson on k of R)
 brackets p_∞; two engines that draw replicates differently from the same null law (rows: one
-Bernoulli per row; cell statistics: one Binomial per cell) estimate the same p_∞ and agree within
-those intervals, not draw for draw.
+Bernoulli per row; cell statistics: one Binomial per cell) estimate the same p_∞, each interval
+covering it with probability ≥ 95%: their p-values differ by Monte Carlo error (overlapping
+intervals), not draw for draw.
 
 Null draws:
 

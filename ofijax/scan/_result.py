@@ -123,7 +123,8 @@ class ScanResult(NamedTuple):
 
         Engines that draw replicates differently from the same null law (rows: a Bernoulli draw
         per row; cell statistics: a Binomial draw per cell) give different estimates of the same
-        exact p-value, within these intervals, not the same digits."""
+        exact p-value, each interval covering it with probability ≥ 95%; they differ by Monte
+        Carlo error (overlapping intervals), not digit for digit."""
         from ._randomization import p_value_interval
 
         r = 0 if self.null_scores is None else int(np.size(self.null_scores))

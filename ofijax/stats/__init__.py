@@ -17,13 +17,17 @@ on them on one machine:
 
 Every scan here returns :class:`ofijax.scan.ScanResult`, the result of the row scans (no row
 ``mask``), and says whether its optimum is certified (``result.certified``: the rate scans'
-``search="auto"`` scores every subgroup of a small space; ``bias_scan_cells`` runs coordinate
-ascent, a local optimum). ``CellScanResult`` is the former name of that type, kept for a release.
+``search="auto"`` scores every subgroup of a small space, as the row scans' does; so does
+``bias_scan_cells``, with Bias Scan's rule). ``CellScanResult`` is the former name of that type,
+kept for a release.
 
 Randomization tests: for FPR-/TPR-Scan every row of a side has the same null rate p̄_b, so a
 Bernoulli-null replicate's cell sum is Binomial(n_c, p̄_b), drawn from the counts at no extra pass
-(equal in distribution to the row-level draws, not draw for draw). Under ``jax.distributed`` the
-replicates are split over the processes and gathered, with the same scores for any process count.
+(the law of the row-level draws summed over the cell, not the same draws). The p-value is a Monte
+Carlo estimate of the exact randomization p-value; ``result.p_value_interval`` is its 95%
+Clopper-Pearson interval; the row scans' p-value is another estimate of the same exact p-value
+(other draws of the same law), so the two differ by Monte Carlo error. Under ``jax.distributed`` the replicates are split over the processes and gathered, with
+the same scores for any process count.
 
 Bias Scan runs on statistics: the per-row expectations enter through additive Chebyshev (or
 exact, for few distinct values) cell features, see :func:`ofijax.scan.chebyshev_cell_features`

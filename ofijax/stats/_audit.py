@@ -227,8 +227,13 @@ def fpr_scan_cells(
     on the rows (same
     ``key``; ``key=None`` means ``jax.random.key(0)``, which only breaks ties of the restarts,
     while a randomization test needs an explicit key). The Bernoulli-null test draws each replicate's cell sums as
-    Binomial(n_c, p̄_b), the distribution of the row-level draws summed over the cell (so the
-    p-value agrees in distribution, not draw for draw, with the row-level test).
+    Binomial(n_c, p̄_b), the law of the row-level test's per-row Bernoulli draws summed over the
+    cell, but not the same draws: ``p_value = (1 + #{F* ≥ F}) / (R + 1)`` is a Monte Carlo
+    estimate of the exact randomization p-value, ``result.p_value_interval`` its 95%
+    Clopper-Pearson interval. The row scan (same key) estimates the same exact p-value from other
+    draws, so the two differ by Monte Carlo error, not digit for digit: e.g. 0.952 from cells and
+    1.0 from rows with 20 replicates (``experiments/notes/cli.md``: 19 and 20 of 20 at or above
+    the observed score; intervals [0.751, 0.999] and [0.832, 1], which overlap).
     ``num_samples`` is the number of replicates (0: no test; ``num_replicates`` is its
     deprecated name). ``description`` says the result in the words of the row-level scan's.
     ``search`` as in :func:`ofijax.scan.fpr_scan`: ``"auto"`` (default) scores every subgroup
