@@ -39,14 +39,20 @@ with 50/50 train/test splits over 10 seeds.
 
 Usage: ``python experiments/diff_benchmark.py [--quick] [--seeds 5]``. Writes
 ``experiments/results/diff_benchmark{_quick}.csv`` and ``.png``; ends with ``name: value`` lines.
-The published run was made in two processes and merged::
+The published run was made in three processes and merged::
 
     python experiments/diff_benchmark.py --datasets compas_aa_cauc compas_3race \
         --name diff_benchmark_compas --no-summary
     python experiments/diff_benchmark.py --datasets adult_sex adult_race \
         --name diff_benchmark_adult --no-summary
+    python experiments/diff_benchmark.py --methods ofi_classifier ofi_classifier_tuned \
+        --name diff_benchmark_ofi_classifier --no-summary   # rerun after its defaults changed
     python experiments/diff_benchmark.py --from-csv experiments/results/diff_benchmark_compas.csv \
-        experiments/results/diff_benchmark_adult.csv
+        experiments/results/diff_benchmark_adult.csv \
+        experiments/results/diff_benchmark_ofi_classifier.csv
+
+(the first two files without their ``ofi_classifier*`` rows, the third without its logistic
+rows, which equal the first two's: the splits depend on the seed only).
 """
 
 from __future__ import annotations
