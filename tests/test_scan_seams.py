@@ -81,10 +81,12 @@ def test_init_step_terminate_loop_equals_the_search():
         ends = basis.endpoints()
         ref = jax.jit(lambda k: _lanes.search(k, problem, Phi, Y, basis, penalty, max_steps,
                                               True, ends))(keys)
-        assert isinstance(ref, _plan.RawScan) and ref.score.shape == (restarts + 1,)
-        pairs = jax.vmap(jax.random.split)(keys)
-        state = _lanes.init(pairs[:, 0], problem, Phi.dtype, max_steps, True)
-        plan = _plan.make_plan(problem, restarts + 1)
+        seeds = _lanes.num_seeds(problem)  # 3 × 4 values: 12 singles + 48 pairs
+        assert seeds == 60
+        assert isinstance(ref, _plan.RawScan) and ref.score.shape == (restarts + seeds + 1,)
+        pairs = jax.vmap(jax.random.split)(_lanes.lane_keys(keys, problem))
+        state = _lanes.init(pairs[:, 0], problem, Phi.dtype, max_steps, True, seeds=seeds)
+        plan = _plan.make_plan(problem, restarts + seeds + 1)
         prepared = _sums.prepare(problem, Phi, Y)
         step = jax.jit(lambda s: _lanes.step(s, pairs[:, 1], problem, Phi, Y, basis, penalty,
                                              max_steps, True, ends, plan, prepared, False))

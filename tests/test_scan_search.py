@@ -159,3 +159,116 @@ def test_top_k_familywise_pvalues_are_calibrated_under_the_null():
     assert set(np.round(pv * 10).astype(int)) <= set(range(1, 11))
     assert 0.3 <= pv.mean() <= 0.75, pv
     assert np.mean(pv <= 0.1) <= 0.3, pv
+
+
+# ---------------------------------------------------------------------------------------------
+# Seeded lanes (#43): starts from every single value and pair of values
+
+
+def _fpr_best_of_one_and_two_values(codes, y, penalty):
+    """Brute force, row by row: the best FPR-Scan score (closed form, q in [1, 1e6]) over the
+    whole data and every subgroup ``a = v`` or ``a = v and b = w`` (y = harmful prediction)."""
+    pbar = min(max(y.mean(), 1e-6), 1 - 1e-6)
+
+    def score(inside, k):
+        n_s, y_s = int(inside.sum()), float(y[inside].sum())
+        if n_s == 0 or y_s / n_s <= pbar:
+            return 0.0 - penalty * k
+        rate = y_s / n_s
+        t = T_HI if rate >= 1 else min(T_HI, math.log(rate * (1 - pbar) / (pbar * (1 - rate))))
+        return y_s * t - n_s * math.log1p(pbar * math.expm1(t)) - penalty * k
+
+    m = codes.shape[1]
+    best = max(0.0, score(np.ones(len(y), bool), 0))
+    for a in range(m):
+        for v in np.unique(codes[:, a]):
+            best = max(best, score(codes[:, a] == v, 1))
+            for b in range(a + 1, m):
+                for w in np.unique(codes[:, b]):
+                    best = max(best, score((codes[:, a] == v) & (codes[:, b] == w), 2))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_seeded_search_reaches_every_one_and_two_value_subgroup(seed):
+    """On a small table (3 attributes × 3 values: 9 single and 27 pair seeds) coordinate ascent
+    with ONE random restart scores at least the best subgroup of one value or two values of two
+    attributes (a lane's score never falls, and every such subgroup is a seeded start), however
+    few its rows: random restarts (≥ 10 rows, each value kept with probability ρ) rarely start
+    there (``experiments/scan_miss_rate.py``)."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.choice([14, 16, 18]))  # one cell bucket (one compiled search)
+    codes = rng.integers(0, 3, (n, 3))
+    codes[:3] = np.arange(3)[:, None]  # every value observed
+    planted = (codes[:, 0] == rng.integers(3)) & (codes[:, 1] == rng.integers(3))
+    y = (rng.uniform(size=n) < np.where(planted, 0.8, 0.25)).astype(int)
+    frame = pd.DataFrame(codes.astype(str), columns=["a", "b", "c"])
+    penalty = float(rng.choice([0.1, 0.5, 1.0]))
+    best = _fpr_best_of_one_and_two_values(codes, y, penalty)
+    r = fpr_scan(frame, np.ones(n, int), 1 - y, search="coordinate_ascent", num_restarts=1,
+                 penalty=penalty, key=seed)
+    assert r.score >= best - 1e-9 * max(1.0, best), (r.score, best)
+    again = fpr_scan(frame, np.ones(n, int), 1 - y, search="coordinate_ascent", num_restarts=1,
+                     penalty=penalty, key=seed)
+    assert again.score == r.score and again.subset == r.subset  # same key, same result
+
+
+def test_seed_starts_counts_and_limits():
+    """Singles and pairs while they fit SEED_MAX_LANES, singles alone above, none on large
+    tables; every start's attributes and values are in range, a < b for a pair."""
+    from ofijax.scan import _plan
+
+    t = _plan.seed_starts(64, 3, 3)
+    assert len(t) == 9 + 27 and len({tuple(x) for x in t}) == 36
+    assert ((t[:, 2] == -1) | (t[:, 0] < t[:, 2])).all() and (t[:, [1, 3]] < 3).all()
+    assert len(_plan.seed_starts(64, 5, 5)) == 25  # 25 + 250 pairs > 64: singles only
+    assert len(_plan.seed_starts(64, 9, 8)) == 0  # 72 singles > SEED_MAX_LANES
+    assert len(_plan.seed_starts(_plan.SEED_MAX_CELLS + 1, 3, 3)) == 0
+
+
+def test_seeded_lanes_are_added_after_the_restarts_and_never_make_a_search_worse(monkeypatch):
+    """The lane search with seeds runs R restarts + S seeded lanes + the greedy lane; its best
+    score is at least that of the same restarts without seeds (the restarts' keys are
+    unchanged), and every lane stops at a local optimum. (Where seeds gain: the test above,
+    whose tables 2 and 5 the search without seeds misses, reporting "no subgroup".)"""
+    import jax
+    import jax.numpy as jnp
+
+    from ofijax.scan import _engine as E
+    from ofijax.scan import _lanes
+    from ofijax.scan._basis import features, make_basis
+
+    no_seeds = np.zeros((0, 4), np.int32)
+    basis = make_basis("chebyshev", direction="positive")
+
+    def search(keys, problem, Phi, Y):
+        return _lanes.search(keys, problem, Phi, Y, basis, jnp.asarray(0.3), 110, True,
+                             basis.endpoints())
+
+    # one trace each (every table pads to the same bucket); two functions, as jit caches traces
+    # by function
+    with_seeds = jax.jit(search)
+    without = jax.jit(lambda *a: search(*a))
+    with jax.enable_x64(True):
+        for seed in range(4):
+            rng = np.random.default_rng(seed)
+            n = 30
+            codes = np.stack([rng.integers(0, 3, n) for _ in range(3)], axis=1)
+            codes[:3] = np.arange(3)[:, None]
+            p = rng.uniform(0.1, 0.6, n)
+            y = (rng.uniform(size=n) < np.where((codes[:, 0] == 1) & (codes[:, 1] == 2), 0.9,
+                                                p)).astype(float)
+            problem = E.make_problem(codes, np.array([3, 3, 3]))
+            Phi = features(jnp.asarray(p), problem.row_cell, problem.num_cells, basis)
+            Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
+            problem, Phi, Y = E.pad_cells(problem, Phi, Y, 32)
+            cells = E.search_args(problem, None)[0]  # no rows: the same program for every table
+            keys = jax.random.split(jax.random.key(seed), 2)
+            seeded = with_seeds(keys, cells, Phi, Y)
+            with monkeypatch.context() as mp:
+                mp.setattr(_lanes, "seed_starts", lambda *a: no_seeds)
+                plain = without(keys, cells, Phi, Y)
+            assert seeded.score.shape == (2 + 36 + 1,) and plain.score.shape == (3,)
+            best_s, best_p = float(np.max(seeded.score)), float(np.max(plain.score))
+            assert best_s >= best_p - 1e-12 * abs(best_p)
+            assert np.asarray(seeded.converged).all()

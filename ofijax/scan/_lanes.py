@@ -1,6 +1,7 @@
 """The lane search (MDSS coordinate ascent, Neill et al.) as pure functions in an
 ``init / step / terminate`` interface: :func:`init` builds every lane's start (restart 0 the whole
-data, the other restarts random subgroups, the greedy lane the whole data), :func:`step` runs one
+data, the other restarts random subgroups, on small tables seeded lanes from every single value
+and, where few, pair of values, the greedy lane the whole data), :func:`step` runs one
 iteration of every active lane (one :func:`~._step.attribute_step` each), :func:`terminate` says
 when no lane is active; :func:`run` loops them (optionally for a capped number of iterations, the
 unit the thread scheduler of :mod:`._programs` hands out) and :func:`search` returns every lane's
@@ -15,13 +16,17 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ._plan import IMPROVE_TOL, MIN_INIT_ROWS, Plan, Problem, RawScan, make_plan
+from ._plan import IMPROVE_TOL, MIN_INIT_ROWS, Plan, Problem, RawScan, make_plan, seed_starts
 from ._solve import batched_zeros
 from ._step import Step, attribute_step
 from ._sums import Prepared, in_subset, penalty_count, prepare, valid_values
 
 __all__ = ["Lanes", "LANE_FIELDS", "init", "step", "terminate", "run", "search", "lane_results",
-           "random_start"]
+           "random_start", "num_seeds", "lane_keys", "seeded_start", "SEED_STREAM"]
+
+#: ``fold_in`` data of the seeded lanes' keys (``fold_in(keys[0], SEED_STREAM)``): a stream of
+#: its own, so the random restarts' keys, starts and steps are those of a search without seeds.
+SEED_STREAM = 0x5EEDED
 
 
 class Lanes(NamedTuple):
@@ -74,35 +79,85 @@ def random_start(u_order, rho, u_keep, problem: Problem, valid, codes_t=None):
     return jax.lax.fori_loop(0, m, body, start)  # carries batched (see batched_zeros)
 
 
-def init(k_init, problem: Problem, dtype, max_steps, greedy: bool, codes_t=None) -> Lanes:
+def num_seeds(problem: Problem) -> int:
+    """The number of seeded lanes of a search over ``problem`` (static;
+    :func:`~._plan.seed_starts`)."""
+    return len(seed_starts(problem.num_cells, problem.cell_codes.shape[1], problem.v_max))
+
+
+def lane_keys(keys, problem: Problem):
+    """The restart keys ``keys`` (R,) followed by the seeded lanes' keys (:func:`num_seeds` of
+    them, ``split(fold_in(keys[0], SEED_STREAM), S)``): one key per restart or seeded lane."""
+    s = num_seeds(problem)
+    if s == 0:
+        return keys
+    return jnp.concatenate([keys, jax.random.split(jax.random.fold_in(keys[0], SEED_STREAM), s)])
+
+
+def seeded_start(problem: Problem, valid, codes_t=None):
+    """``(mask (S, M, V), listed (S, M), ok (S,))``: the seeded lanes' starts
+    (:func:`~._plan.seed_starts`: ``a = v`` or ``a = v and b = w``). ``ok``: the start is a real
+    subgroup (its values exist, each constraint excludes a value, at least one row)."""
+    table = seed_starts(problem.num_cells, problem.cell_codes.shape[1], problem.v_max)
+    m, v_max = problem.cell_codes.shape[1], problem.v_max
+    a, v, b, w = (jnp.asarray(table[:, i]) for i in range(4))
+    at_a = jnp.arange(m)[None, :] == a[:, None]  # (S, M)
+    at_b = jnp.arange(m)[None, :] == b[:, None]  # all False for a single (b = -1)
+    row_a = jnp.arange(v_max)[None, :] == v[:, None]  # (S, V)
+    row_b = jnp.arange(v_max)[None, :] == w[:, None]
+    mask = jnp.where(at_a[:, :, None], row_a[:, None, :],
+                     jnp.where(at_b[:, :, None], row_b[:, None, :], True)) & valid
+    listed = at_a | at_b
+
+    def real(at):  # the constraint on `at` keeps a value and excludes one (or is absent)
+        keeps = jnp.any(at[:, :, None] & mask, axis=(1, 2))
+        excludes = jnp.any(at[:, :, None] & valid & ~mask, axis=(1, 2))
+        return (keeps & excludes) | ~jnp.any(at, axis=1)
+
+    rows = (in_subset(problem, mask, listed, codes_t=codes_t).astype(problem.n_cells.dtype)
+            @ problem.n_cells)
+    return mask, listed, real(at_a) & real(at_b) & (rows >= 1)
+
+
+def init(k_init, problem: Problem, dtype, max_steps, greedy: bool, codes_t=None,
+         seeds: int = 0) -> Lanes:
     """Every lane's start: restart lanes from their start keys ``k_init`` (the first of each
-    restart key's split; restart 0 from the whole data), then the greedy lane from the whole
-    data.
+    restart key's split; restart 0 from the whole data), then ``seeds`` seeded lanes (the last
+    ``seeds`` keys of ``k_init``, :func:`lane_keys`; starts :func:`seeded_start`; a seed that is
+    no real subgroup starts stopped, converged, with score -inf), then the greedy lane from the
+    whole data.
 
     No lane's start is scored: a restart lane's first step always counts as an improvement (its
     visited flags are all unset anyway), and the greedy lane's base, the whole data, is scored
     by its first step (the pool of attribute 0 with nothing listed). So a lane that never steps
     (``max_steps = 0``) keeps -inf, and the best lane is then restart 0 (the whole data).
     """
-    r = k_init.shape[0]
+    r = k_init.shape[0] - seeds
     m = problem.cell_codes.shape[1]
     v_max = problem.v_max
     valid = valid_values(problem)
-    u = jax.vmap(lambda k: jax.random.uniform(k, (m + 1 + m * v_max,), dtype=dtype))(k_init)
+    u = jax.vmap(lambda k: jax.random.uniform(k, (m + 1 + m * v_max,), dtype=dtype))(k_init[:r])
     mask_r, listed_r = random_start(u[:, :m], u[:, m], u[:, m + 1:].reshape(r, m, v_max),
                                     problem, valid, codes_t)
     first = (jnp.arange(r) == 0)[:, None]
     mask = jnp.where(first[:, :, None], valid[None], mask_r)
     listed = jnp.where(first, False, listed_r)
-    lanes = r + 1 if greedy else r
+    ok = jnp.ones(r, bool)
+    if seeds:
+        mask_s, listed_s, ok_s = seeded_start(problem, valid, codes_t)
+        mask = jnp.concatenate([mask, mask_s])
+        listed = jnp.concatenate([listed, listed_s])
+        ok = jnp.concatenate([ok, ok_s])
+    lanes = r + seeds + 1 if greedy else r + seeds
     if greedy:
         mask = jnp.concatenate([mask, valid[None]])
         listed = jnp.concatenate([listed, jnp.zeros((1, m), bool)])
+        ok = jnp.concatenate([ok, jnp.ones(1, bool)])
     neg_inf = jnp.asarray(-jnp.inf, dtype)
     return Lanes(
         mask=mask, listed=listed, score=jnp.full(lanes, neg_inf),
-        log_q=jnp.zeros(lanes, dtype), visited=jnp.zeros((lanes, m), bool),
-        steps=jnp.zeros(lanes, jnp.int32), active=jnp.full(lanes, max_steps > 0),
+        log_q=jnp.zeros(lanes, dtype), visited=jnp.broadcast_to(~ok[:, None], (lanes, m)),
+        steps=jnp.zeros(lanes, jnp.int32), active=ok & (max_steps > 0),
         best_mask=valid, best_listed=jnp.zeros(m, bool), best_score=neg_inf,
         best_log_q=jnp.asarray(0.0, dtype), best_attr=jnp.int32(0), sweep_pos=jnp.int32(0),
         skip=jnp.int32(-1),
@@ -267,11 +322,12 @@ def lane_results(state: Lanes) -> RawScan:
 
 def search(keys, problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
            one_solver=None) -> RawScan:
-    """All starts from the restart ``keys`` in lock-step, run to the end: every lane's
-    :class:`~._plan.RawScan` (:func:`lane_results`). Each key is split once into the lane's
-    start key (:func:`init`) and step key (:func:`step`)."""
-    pairs = jax.vmap(jax.random.split)(keys)  # each restart's (start, steps) keys
-    state = init(pairs[:, 0], problem, Phi.dtype, max_steps, greedy)
+    """All starts from the restart ``keys`` (R,) and the seeded lanes (:func:`lane_keys`) in
+    lock-step, run to the end: every lane's :class:`~._plan.RawScan` (:func:`lane_results`;
+    restarts, seeded lanes, greedy lane). Each key is split once into the lane's start key
+    (:func:`init`) and step key (:func:`step`)."""
+    pairs = jax.vmap(jax.random.split)(lane_keys(keys, problem))  # each (start, steps) keys
+    state = init(pairs[:, 0], problem, Phi.dtype, max_steps, greedy, seeds=num_seeds(problem))
     out = run(state, pairs[:, 1], problem, Phi, Y, basis, penalty, max_steps, greedy, ends,
               one_solver)
     return lane_results(out)

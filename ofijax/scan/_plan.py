@@ -39,6 +39,7 @@ __all__ = [
     "group_width",
     "grouped",
     "fast_compile",
+    "seed_starts",
     "IMPROVE_TOL",
     "MIN_INIT_ROWS",
     "STEPS_PER_ATTRIBUTE",
@@ -51,6 +52,8 @@ __all__ = [
     "STACK_ALIGN",
     "FAST_REPLICATES",
     "MIN_BUCKET",
+    "SEED_MAX_CELLS",
+    "SEED_MAX_LANES",
 ]
 
 #: A step counts as an improvement (resetting the visited flags) if the score rose by more than
@@ -93,6 +96,14 @@ FAST_REPLICATES = 256
 MIN_BUCKET = 16
 #: :func:`cell_bucket` sizes are ``2^k · q / 4`` for these q: at most 25% padding.
 BUCKET_QUARTERS = (4, 5, 6, 7)
+#: Seeded lanes (:func:`seed_starts`) run on tables of at most this many padded cells: there a
+#: lane costs little (all lanes step as one batch) and an optimum of a few rows can be
+#: significant; larger tables keep only the random restarts and the greedy lane.
+SEED_MAX_CELLS = SMALL_CELLS
+#: At most this many seeded lanes: every single value when ``M·V_max`` fits, and also every pair
+#: of values of two attributes when ``M·V_max + C(M, 2)·V_max²`` fits (3 attributes × 3 values:
+#: 9 + 27 = 36); chosen by ``experiments/scan_miss_rate.py`` (notes: "seeded lanes").
+SEED_MAX_LANES = 64
 
 
 @partial(
@@ -179,6 +190,22 @@ def group_width(num_cells: int, lanes: int) -> int:
     drop every cell unread) instead of a full step of an inactive lane.
     """
     return GROUP_WIDTH if grouped(num_cells) and lanes > GROUP_WIDTH else lanes
+
+
+def seed_starts(num_cells: int, m: int, v_max: int) -> np.ndarray:
+    """``(S, 4)`` int32 rows ``(a, v, b, w)``: the seeded lanes' starts (static), the subgroup
+    ``attribute a = value v`` (``b = -1``) or ``a = v and b = w`` (a < b): every single value, and
+    every pair of values of two attributes, within :data:`SEED_MAX_LANES`, on tables of at most
+    :data:`SEED_MAX_CELLS` cells (else none). A random restart keeps each value with probability
+    ρ and a constraint only if :data:`MIN_INIT_ROWS` rows remain, so it rarely starts inside a
+    small subgroup; these starts make one- and two-constraint optima reachable."""
+    singles = [(a, v, -1, 0) for a in range(m) for v in range(v_max)]
+    if num_cells > SEED_MAX_CELLS or len(singles) > SEED_MAX_LANES:
+        return np.zeros((0, 4), np.int32)
+    pairs = [(a, v, b, w) for a in range(m) for b in range(a + 1, m)
+             for v in range(v_max) for w in range(v_max)]
+    rows = singles + pairs if len(singles) + len(pairs) <= SEED_MAX_LANES else singles
+    return np.asarray(rows, np.int32).reshape(-1, 4)
 
 
 def make_plan(problem: Problem, lanes: int, solver: bool | None = None,

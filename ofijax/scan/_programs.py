@@ -23,7 +23,7 @@ from ofijax._progress import Notice
 from ofijax._validation import is_tracer
 
 from ._basis import Basis
-from ._lanes import LANE_FIELDS, Lanes, init, run, search
+from ._lanes import LANE_FIELDS, Lanes, init, lane_keys, num_seeds, run, search
 from ._plan import (
     FAST_REPLICATES,
     GROUP_WIDTH,
@@ -65,13 +65,19 @@ def scan_arrays(
     """Multi-start coordinate ascent (MDSS) over cell arrays; returns the best restart.
 
     Args:
-      key: a PRNG key (restart r uses ``jax.random.split(key, num_restarts)[r]``).
+      key: a PRNG key (restart r uses ``jax.random.split(key, num_restarts)[r]``; the seeded
+        lanes a stream of their own, :func:`~._lanes.lane_keys`).
       problem: the cell compression (:func:`~._plan.make_problem`).
       Phi: ``(C, K)`` basis features (:func:`~._basis.features`).
       Y: ``(C,)`` outcome counts (:func:`~._plan.outcome_counts`).
       basis: the :class:`~._basis.Basis` (also fixes the direction).
       penalty: per listed value (traced, so changing it does not recompile).
       num_restarts: restarts, run in lock-step as a batch axis; restart 0 starts from all data.
+        On tables of at most :data:`~._plan.SEED_MAX_CELLS` cells, seeded lanes run with them
+        (:func:`~._plan.seed_starts`: from every single value and, where few, every pair of
+        values of two attributes), after the restarts (ties go to the restarts) and before the
+        greedy lane, so one- and two-constraint optima are reachable; a search with seeds is
+        never worse than the same random restarts without them.
       max_steps: cap on attribute steps per restart (default ``20·M + 50``; traced, so changing
         it does not recompile).
       greedy: also run one steepest-ascent start from the whole data (an extra lane of
@@ -183,21 +189,25 @@ SEARCH = Programs(_search_program, "ofijax.scan.search", static_argnums=(6, 7, 8
 
 def _start_program(key, cells, stats, max_steps, num_restarts, greedy):
     """The start of a split search (:func:`split_search`): every lane's :func:`~._lanes.init`
-    (restart r's key ``jax.random.split(key, num_restarts)[r]``) and the attribute-major codes
+    (:func:`~._lanes.lane_keys`: restart r's key ``jax.random.split(key, num_restarts)[r]``,
+    then the seeded lanes') and the attribute-major codes
     its turns share with the stacked statistics ``stats`` (:func:`~._sums.prepare`'s two
     arrays)."""
-    k_init = jax.vmap(jax.random.split)(jax.random.split(key, num_restarts))[:, 0]
+    keys = lane_keys(jax.random.split(key, num_restarts), cells)
+    k_init = jax.vmap(jax.random.split)(keys)[:, 0]
     codes_t = codes_major(cells)  # (stats is not returned: an input returned is copied)
-    return init(k_init, cells, stats.dtype, max_steps, greedy, codes_t=codes_t), codes_t
+    return init(k_init, cells, stats.dtype, max_steps, greedy, codes_t=codes_t,
+                seeds=num_seeds(cells)), codes_t
 
 
 def _resume_program(key, idx, state, prepared, cells, Phi, Y, basis, penalty, cap, max_steps,
                     num_restarts, greedy):
     """A turn of a split search (:func:`split_search`): :data:`~._plan.GROUP_WIDTH` restart
-    lanes ``idx`` (their keys ``jax.random.split(key, num_restarts)[idx]``) plus the greedy
+    lanes ``idx`` (their keys :func:`~._lanes.lane_keys` ``[idx]``) plus the greedy
     lane's slot when ``greedy``, in ``state``, stepped by :func:`~._lanes.run` for at most
     ``cap`` iterations and none after a lane stopped; returns the new state."""
-    k_steps = jax.vmap(jax.random.split)(jax.random.split(key, num_restarts)[idx])[:, 1]
+    keys = lane_keys(jax.random.split(key, num_restarts), cells)
+    k_steps = jax.vmap(jax.random.split)(keys[idx])[:, 1]
     return run(state, k_steps, cells, Phi, Y, basis, jnp.asarray(penalty, Phi.dtype), max_steps,
                greedy, basis.endpoints(), prepared=prepared, width=GROUP_WIDTH, cap=cap)
 
@@ -271,7 +281,8 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
         out, cells_in = SEARCH.pick(cells.num_cells)(key, cells, Phi, Y, basis, float(penalty),
                                                      max_steps, num_restarts, bool(greedy))
         return jax.tree.map(np.asarray, out), np.asarray(cells_in)
-    lanes = num_restarts + bool(greedy)
+    starts = num_restarts + num_seeds(cells)  # the lanes before the greedy one
+    lanes = starts + bool(greedy)
     with _POOL_LOCK:
         if not _POOL or _POOL[0][0] < parts:
             _POOL[:] = [(parts, ThreadPoolExecutor(parts, thread_name_prefix="ofijax-search"))]
@@ -287,7 +298,7 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
     # the turns read the cells through `prepared` only: zero-row stand-ins for Phi and Y give
     # the feature count and dtype (one program for every table of the bucket)
     no_phi, no_y = np.zeros((0, basis.num_features)), np.zeros(0)
-    order = ([lanes - 1] if greedy else []) + list(range(num_restarts))
+    order = ([lanes - 1] if greedy else []) + list(range(starts))
     held = np.zeros(lanes, bool)
     turn = threading.Condition()
     running = [0]
@@ -314,7 +325,7 @@ def split_search(key, cells: Problem, Phi, Y, basis: Basis, penalty, max_steps: 
                         return
                     held[mine] = True
                     running[0] += 1
-                    restarts = [i for i in mine if i < num_restarts]
+                    restarts = [i for i in mine if i < starts]
                     idx = np.zeros(GROUP_WIDTH, np.int32)
                     idx[:len(restarts)] = restarts
                     slots = list(idx) + ([lanes - 1] if greedy else [])
