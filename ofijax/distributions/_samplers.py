@@ -77,7 +77,7 @@ def binomial_chain_core(key, n, p, shape):
 def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] = ()) -> jax.Array:
     """CM ~ Multinomial(n, probs), int32 (*shape, 4); ``probs`` in TP, FN, FP, TN order.
 
-    For n ≤ 300 drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
+    For n ≤ 250 drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
     FP | TP, FN ~ Bin(rest, p_FP / (p_FP + p_TN)), each by inverse CDF on a float64-built table
     (three uniforms per matrix, probabilities resolved to 2^-24). Above, in two stages of exact
     binomials (:func:`multinomial_cms`): positives P ~ Bin(n, p_TP + p_FN), then TP | P and
@@ -182,7 +182,9 @@ _BAND = 2.0 ** -16
 BTRS_ROUNDS = 1
 BTRS_POOL = 8
 #: Largest n that sample_multinomial draws from inverse-CDF tables (above: the binomial chain).
-MULTINOMIAL_TABLE_MAX_N = 300
+MULTINOMIAL_TABLE_MAX_N = 250
+#: Rows per block of :func:`multinomial_cms` (large temporaries cost fresh pages on every call).
+MULTINOMIAL_CHUNK = 1 << 14
 
 
 def _tail(k, dt):
@@ -370,19 +372,37 @@ def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> ja
     Positives P = TP + FN ~ Bin(n, p_TP + p_FN); then TP | P ~ Bin(P, p_TP/(p_TP + p_FN)) and
     FP | P ~ Bin(n − P, p_FP/(p_FP + p_TN)), independent, in ONE call of :func:`binomial` over
     2·size slots. ``p`` (4,) or (size, 4); n a traced int32 is fine (one program for every n).
+    More than :data:`MULTINOMIAL_CHUNK` rows are drawn in blocks of that many by ``lax.map``
+    (a key per block; the last block padded), so the temporaries stay small.
     """
     with jax.enable_x64(True):
         p = jnp.asarray(p, jnp.float64)
         n = jnp.asarray(n, jnp.int32)
-        k0, k1 = jax.random.split(key)
-        spos, sneg = p[..., 0] + p[..., 1], p[..., 2] + p[..., 3]
-        pos = binomial(k0, n, spos, size)
-        qa = jnp.where(spos > 0, p[..., 0] / jnp.where(spos > 0, spos, 1), 0.0)
-        qb = jnp.where(sneg > 0, p[..., 2] / jnp.where(sneg > 0, sneg, 1), 0.0)
-        q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
-        two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
-        tp, fp = two[:size], two[size:]
-        return _S._stack_cells(tp, pos - tp, fp, n - pos - fp)
+        if size <= MULTINOMIAL_CHUNK:
+            return _multinomial_block(key, n, p, size)
+        blocks = -(-size // MULTINOMIAL_CHUNK)
+        keys = jax.random.split(key, blocks)
+        if p.ndim == 1:
+            out = lax.map(lambda k: _multinomial_block(k, n, p, MULTINOMIAL_CHUNK), keys)
+        else:
+            pad = blocks * MULTINOMIAL_CHUNK - size
+            pb = jnp.concatenate([p, jnp.broadcast_to(p[:1], (pad, 4))]).reshape(
+                blocks, MULTINOMIAL_CHUNK, 4)
+            out = lax.map(lambda kp: _multinomial_block(kp[0], n, kp[1], MULTINOMIAL_CHUNK),
+                          (keys, pb))
+        return out.reshape(-1, 4)[:size]
+
+
+def _multinomial_block(key, n, p, size):
+    k0, k1 = jax.random.split(key)
+    spos, sneg = p[..., 0] + p[..., 1], p[..., 2] + p[..., 3]
+    pos = binomial(k0, n, spos, size)
+    qa = jnp.where(spos > 0, p[..., 0] / jnp.where(spos > 0, spos, 1), 0.0)
+    qb = jnp.where(sneg > 0, p[..., 2] / jnp.where(sneg > 0, sneg, 1), 0.0)
+    q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
+    two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
+    tp, fp = two[:size], two[size:]
+    return _S._stack_cells(tp, pos - tp, fp, n - pos - fp)
 
 
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
