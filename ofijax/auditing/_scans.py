@@ -101,12 +101,15 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
         sub_txt += f" (not counting the people of subgroup{'s' if j > 1 else ''} " \
                    f"{', '.join(f'#{i + 1}' for i in range(j))})"
     others = f"the other people with {klass}" + (" not in an earlier subgroup" if j else "")
+    p_lo, p_hi = (float(b) for b in getattr(r, "p_value_interval", (math.nan, math.nan)))
+    mc = (f"{n_rep} randomization replicates; a Monte Carlo estimate, exact p in "
+          f"[{format_p(p_lo)}, {format_p(p_hi)}] (95%)")
     if math.isnan(r.p_value):
         p_txt = "no randomization test"
     elif k > 1:
-        p_txt = f"family-wise p = {format_p(r.p_value)} over the top {k} ({n_rep} randomization replicates)"
+        p_txt = f"family-wise p = {format_p(r.p_value)} over the top {k} ({mc})"
     else:
-        p_txt = f"p = {format_p(r.p_value)} ({n_rep} randomization replicates)"
+        p_txt = f"p = {format_p(r.p_value)} ({mc})"
     rank = f"#{j + 1}: " if k > 1 else ""
     if detected:
         desc = (f"{rank}{sub_txt}: {size:,} people, {n_in:,} of them with "
@@ -121,7 +124,8 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
         "rank": j + 1, "subgroup": sub if detected else {}, "size": size,
         "scanned_size": n_in, "rate": rate, "rate_rest": rest,
         "expected_rate": float(r.expected_rate), "score": float(r.score), "q": float(r.q),
-        "p_value": float(r.p_value), "unbounded": bool(r.unbounded), "converged": bool(r.converged),
+        "p_value": float(r.p_value), "p_value_interval": [p_lo, p_hi],
+        "unbounded": bool(r.unbounded), "converged": bool(r.converged),
         "search": str(getattr(r, "search", "coordinate_ascent")),
         "certified": bool(getattr(r, "search", "") == "exhaustive"),
         "description": desc, "scan_description": r.description, "rows": inside,
@@ -174,14 +178,17 @@ def run_scans(
         ``{scan name: dict}`` with ``side``, ``subgroup`` ({column: values}), ``size`` (people in
         the subgroup), ``scanned_size`` (of them, with the scanned true outcome), ``rate`` and
         ``rate_rest`` (share predicted harmful among the scanned class inside and outside the
-        subgroup), ``score``, ``q``, ``p_value``, ``num_samples``, ``converged``, ``search``
+        subgroup), ``score``, ``q``, ``p_value`` (a Monte Carlo estimate from ``num_samples``
+        replicates), ``p_value_interval`` (its 95% Clopper-Pearson interval for the exact
+        randomization p-value; engines that draw replicates per row or per cell differ by this
+        Monte Carlo error), ``num_samples``, ``converged``, ``search``
         (``"exhaustive"`` or ``"coordinate_ascent"``), ``certified`` (the global optimum: every
         subgroup scored), ``description``
         — all of the first subgroup — and ``top_k`` and ``top``: the list of the (up to k)
         subgroups, each a dict with ``rank``, ``subgroup``, ``size``, ``scanned_size``, ``rate``,
         ``rate_rest`` (the scanned class outside it and outside the earlier subgroups),
         ``expected_rate`` (the scan's null rate), ``score``, ``q``, ``p_value`` (family-wise when
-        k > 1), ``unbounded``, ``converged``, ``search``, ``certified``, ``description`` (in
+        k > 1), ``p_value_interval``, ``unbounded``, ``converged``, ``search``, ``certified``, ``description`` (in
         words) and ``scan_description``
         (the scan result's own wording). ``size`` counts everyone in the subgroup not already in
         an earlier one.
@@ -260,7 +267,8 @@ def run_scans(
             f.pop("rows")
             f["description"] += " (no one has it)"
             out[name] = {"side": sd, **{key_: f[key_] for key_ in (
-                "subgroup", "size", "scanned_size", "rate", "rate_rest", "score", "q", "p_value")},
+                "subgroup", "size", "scanned_size", "rate", "rate_rest", "score", "q", "p_value",
+                "p_value_interval")},
                 "num_samples": n_rep, "converged": True, "search": f["search"],
                 "certified": f["certified"], "description": f["description"],
                 "top_k": k_top, "top": [f]}
@@ -287,7 +295,8 @@ def run_scans(
         first = top[0]
         out[name] = {
             "side": sd, **{key_: first[key_] for key_ in ("subgroup", "size", "scanned_size", "rate",
-                                                          "rate_rest", "score", "q", "p_value")},
+                                                          "rate_rest", "score", "q", "p_value",
+                                                          "p_value_interval")},
             "num_samples": n_rep, "converged": first["converged"], "search": first["search"],
             "certified": first["certified"], "description": first["description"],
             "top_k": k_top, "top": top,
