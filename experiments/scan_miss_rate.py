@@ -14,6 +14,11 @@ Bias Scan's ``"coordinate_ascent"`` and ``"auto"`` (expectations p in {0.15, 0.2
 brute force by a bounded Brent search per subgroup, so a miss there is > 1e-7 relative).
 
     python experiments/scan_miss_rate.py [--tables 200] [--out experiments/results/scan_miss_rate.csv]
+                                         [--no-seeds]
+
+Coordinate ascent runs its random restarts, the greedy lane and, on these small tables, the seeded
+lanes (every single value and pair of values, ``ofijax.scan._plan.seed_starts``); ``--no-seeds``
+measures it without the seeded lanes (the search before issue #43's item 4).
 
 Writes one row per (search, restarts) with tables, misses, false "no subgroup"s, the miss rate and a
 95% Clopper-Pearson upper bound, and prints them.
@@ -139,7 +144,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                    "scan_miss_rate.csv"))
+    ap.add_argument("--no-seeds", action="store_true",
+                    help="coordinate ascent without the seeded lanes (restarts and greedy lane)")
     args = ap.parse_args()
+    if args.no_seeds:
+        from ofijax.scan import _plan
+
+        _plan.SEED_MAX_CELLS = -1  # no table gets seeded lanes
+        os.environ["OFIJAX_AOT"] = "0"  # kept executables (with seeds) are keyed by the source
     rng = np.random.default_rng(args.seed)
     runs = [("fpr_scan", "coordinate_ascent", 10), ("fpr_scan", "coordinate_ascent", 50),
             ("fpr_scan", "auto", 10), ("bias_scan", "coordinate_ascent", 10),
