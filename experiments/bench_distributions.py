@@ -18,7 +18,9 @@ Writes experiments/results/bench_distributions.csv and ends with ``name: value``
 jitted (``sample_uniform`` / ``sample_multinomial`` + ``ofi`` in one ``jax.jit``, and the traced-n
 uniform sampler of ``distributions.sweep``) against NumPy (uniform: stars and bars, three distinct
 positions among n + 3 by ``Generator.integers`` with rows of repeated positions redrawn, sorted;
-multinomial: ``Generator.multinomial``), interleaved, minimum of ``--repeats``; writes
+multinomial: ``Generator.multinomial``), interleaved, minimum of ``--repeats``; ofijax's multinomial
+is ``sample_multinomial``: inverse-CDF tables up to n = 250, above that the two-stage exact
+binomial chain (BTRS, ``distributions._samplers.multinomial_cms``); writes
 experiments/results/bench_distributions_n.csv and a table, then ``name: value`` lines.
 The machine is shared: absolute times are noisy; compare the ratio measured in the same run.
 """
@@ -230,6 +232,9 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
     return rows
 
 
+LOAD_AT_START = os.getloadavg()[0]
+
+
 def main_over_n(args) -> None:
     num = 1 << (16 if args.quick else 20)
     ns = (10, 100, 1000, 10_000, 100_000, 1_000_000)
@@ -252,6 +257,7 @@ def main_over_n(args) -> None:
     print(f"jax_devices: {len(jax.devices())}")
     print(f"cpu_count: {os.cpu_count()}")
     print(f"load_average_1min: {os.getloadavg()[0]:.2f}")
+    print(f"load_average_at_start_1min: {LOAD_AT_START:.2f}")
     print(f"pairs: {num}")
     for n in ns:
         for kind, base in (("uniform", "numpy_uniform"), ("uniform_traced", "numpy_uniform"),
