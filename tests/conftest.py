@@ -14,8 +14,10 @@ os.environ.setdefault("OFIJAX_PROGRESS", "0")
 # ~/.cache): the controller creates it before the xdist workers start, so both workers and every
 # subprocess they launch (CLI, notebooks, gpu_check, jax.distributed workers) inherit
 # OFIJAX_CACHE_DIR and load ofijax's kept executables (aot_jit) that another process already
-# compiled instead of compiling them again. JAX's own persistent cache stays off, as for a user
-# (import ofijax changes no JAX setting). A kept executable is the executable XLA would build
+# compiled instead of compiling them again. The session also opts in to JAX's own persistent
+# cache in that folder (OFIJAX_JAX_CACHE=1; a user's import of ofijax changes no JAX setting, and
+# tests/test_jaxcache.py checks that in subprocesses without this variable), so the many small
+# programs outside aot_jit are compiled once per session, not once per process. A kept executable is the executable XLA would build
 # (tests/test_jaxcache.py checks that results do not depend on the cache), and the folder starts
 # empty, so a run never depends on an earlier one. OFIJAX_CACHE=0 (or an OFIJAX_CACHE_DIR of your
 # own) set outside still wins.
@@ -23,6 +25,7 @@ _SESSION_CACHE = None
 if "PYTEST_XDIST_WORKER" not in os.environ and not os.environ.get("OFIJAX_CACHE_DIR"):
     _SESSION_CACHE = tempfile.mkdtemp(prefix="ofijax-test-jax-cache-")
     os.environ["OFIJAX_CACHE_DIR"] = _SESSION_CACHE
+    os.environ.setdefault("OFIJAX_JAX_CACHE", "1")
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
@@ -130,7 +133,26 @@ _FILE_SECONDS = {
 }
 
 
+#: Files in the slow tier as a whole (``-m slow``; .ci/run runs it after the README's command):
+#: they check that the scan engine's program variants (split searches on 1–3 threads, lane
+#: groups, solver and basis variants, kept vs fresh executables) agree bit for bit, each variant a
+#: compilation of its own — about a third of the quick tier's CPU time. The public scans'
+#: brute-force oracles (test_robustness_scan, test_scan_api, test_trust3_scan, test_scans_round*,
+#: test_contract) stay in the quick tier.
+_SLOW_FILES = {
+    "tests/test_scan_engine.py",
+    "tests/test_scan_basis.py",
+    "tests/test_scan_seams.py",
+    "tests/test_jaxcache.py",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks below count
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.split("::", 1)[0] in _SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+
     def seconds(item):
         return _FILE_SECONDS.get(item.nodeid.split("::", 1)[0], 0)
 

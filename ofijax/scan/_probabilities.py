@@ -53,7 +53,8 @@ def _frame(data: Any) -> pd.DataFrame:
 _MAX_DESIGN_COLUMNS = 2_000
 
 
-def one_hot_design(data: Any, drop_first: bool | Mapping = False) -> tuple[np.ndarray, list]:
+def one_hot_design(data: Any, drop_first: bool | Mapping = False, *,
+                   max_columns: int | None = None) -> tuple[np.ndarray, list]:
     """One-hot design matrix of categorical columns, levels in sorted order.
 
     Args:
@@ -61,6 +62,8 @@ def one_hot_design(data: Any, drop_first: bool | Mapping = False) -> tuple[np.nd
       drop_first: ``False`` keeps every level; ``True`` drops the first (sorted) level of every
         column; a mapping ``{column: level}`` drops that reference level in the named columns
         only (every other column keeps all its levels).
+      max_columns: refuse (``ValueError`` naming ``data``) a design wider than this, before any
+        of it is built.
 
     Returns:
       ``(X (N, D) float64, names)`` with names ``"column=level"``.
@@ -84,7 +87,7 @@ def one_hot_design(data: Any, drop_first: bool | Mapping = False) -> tuple[np.nd
         raise ValueError(
             f"drop_first: must be True, False or a mapping {{column: level}}; got {drop_first!r}."
         )
-    cols, names = [], []
+    parts = []
     for name in frame.columns:
         col = frame[name]
         if col.isna().any():
@@ -106,6 +109,15 @@ def one_hot_design(data: Any, drop_first: bool | Mapping = False) -> tuple[np.nd
                 keep.remove(hits[0])
         elif drop_first:
             keep = keep[1:]
+        parts.append((name, codes, levels, keep))
+    width = sum(len(keep) for *_, keep in parts)
+    if max_columns is not None and width > max_columns:
+        raise ValueError(
+            f"data: the one-hot design has {width:,} columns (more than {max_columns:,}); "
+            "bin or group high-cardinality columns first, or pass your own probabilities."
+        )
+    cols, names = [], []
+    for name, codes, levels, keep in parts:
         for j in keep:
             cols.append((codes == j).astype(np.float64))
             names.append(f"{name}={levels[j]}")
@@ -222,12 +234,8 @@ def estimate_true_probabilities(
     # pandas arguments aligned on their index or refused, never matched by position
     data, y_true = align_pandas(data=data, y_true=y_true).values()
     y = check_binary(y_true, "y_true").astype(np.float64)
-    X, _ = one_hot_design(data, drop_first)
-    if X.shape[1] > _MAX_DESIGN_COLUMNS:  # Newton's method solves a D × D system: refuse, don't hang
-        raise ValueError(
-            f"data: the one-hot design has {X.shape[1]:,} columns (more than {_MAX_DESIGN_COLUMNS:,}); "
-            "bin or group high-cardinality columns first, or pass your own probabilities."
-        )
+    # Newton's method solves a D × D system: refuse a wide design before building it, don't hang
+    X, _ = one_hot_design(data, drop_first, max_columns=_MAX_DESIGN_COLUMNS)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(
             f"y_true: must be 1-D with one label per row of data ({X.shape[0]}); got shape {y.shape}."
