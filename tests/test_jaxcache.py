@@ -122,6 +122,7 @@ def test_fast_compiled_scan_gives_the_default_programs_result():
     import numpy as np
 
     from ofijax.scan import _engine as E
+    from ofijax.scan import _programs as P
     from ofijax.scan._basis import features, make_basis
 
     rng = np.random.default_rng(3)
@@ -135,8 +136,8 @@ def test_fast_compiled_scan_gives_the_default_programs_result():
         Y = E.outcome_counts(jnp.asarray(y), problem.row_cell, problem.num_cells)
         problem, Phi, Y = E.pad_cells(problem, Phi, Y, 16)
         args = (jax.random.key(0), problem, Phi, Y, basis, 0.1, 40, 3, True)
-        small = E._scan_cells_small(*args, True, False)  # fast options, one looped solver
-        default = E._scan_cells(*args, False, False)  # default options, three solves
+        small = P.search_cells_small(*args, True, False)  # fast options, one looped solver
+        default = P.search_cells(*args, False, False)  # default options, three solves
     assert float(small.score) > 0
     for a, b in zip(small, default):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
@@ -383,13 +384,13 @@ def test_fast_compiled_audit_programs_give_the_default_programs_results():
     import jax
     import numpy as np
 
-    from ofijax.auditing import _frame, _significance
+    from ofijax.auditing import _rules, _significance
 
     rng = np.random.default_rng(5)
     cms = rng.integers(0, 40, size=(4, 4))
     cms[2] = [0, 3, 0, 5]  # zero cells: NaN / inf paths
-    fast = _frame._tables(cms, di_variant="paper")
-    plain = jax.jit(_frame._tables.__wrapped__, static_argnames=("di_variant",))(
+    fast = _rules.tables_one(cms, di_variant="paper")
+    plain = jax.jit(_rules.tables_one.__wrapped__, static_argnames=("di_variant",))(
         cms, di_variant="paper")
     for a, b in zip(jax.tree.leaves(fast), jax.tree.leaves(plain)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -400,7 +401,7 @@ def test_fast_compiled_audit_programs_give_the_default_programs_results():
     plain_b = jax.jit(_significance._bootstrap_ofi_positions, static_argnames=("num_samples",))(
         *args, num_samples=50)
     np.testing.assert_array_equal(np.asarray(fast_b), np.asarray(plain_b))
-    assert _frame._tables.compiler_options == _significance._bootstrap_positions_jit.compiler_options
+    assert _rules.tables_one.compiler_options == _significance._bootstrap_positions_jit.compiler_options
 
 
 def test_compiles_pause_the_garbage_collector_and_restore_it(monkeypatch, tmp_path):

@@ -61,7 +61,7 @@ def test_exact_method_beyond_its_budget_names_auto():
 
 
 def test_report_json_carries_method_and_bound(tmp_path):
-    from ofijax.auditing import to_jsonable
+    from ofijax.auditing.reporting import to_jsonable
 
     af = audit_from_counts(0, CMS, groups=("a", "b", "c"), num_samples=0)
     rows = json.loads(json.dumps(to_jsonable(af.pairs.to_dict("records"))))

@@ -51,7 +51,6 @@ from ofijax.auditing._rules import (
     check_options,
     prepare_rows,
 )
-from ofijax.auditing._rules import tables_one as _tables  # noqa: F401  (tests/test_jaxcache.py reads it)
 from ofijax.auditing._scans import run_scans
 from ofijax.auditing._verdicts import (
     DETECTABLE_POWER,
