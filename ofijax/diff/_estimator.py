@@ -33,6 +33,7 @@ from ofijax.diff._penalty import (
     ofi_penalty,
     rate_parity_penalty,
 )
+from ofijax.diff._sklearn import ParamsMixin
 from ofijax.diff._train import (
     Batch,
     PenaltyState,
@@ -116,7 +117,7 @@ class _FitRequest(dict):
         return _FitRequest(self)
 
 
-class OFIClassifier:
+class OFIClassifier(ParamsMixin):
     r"""A binary classifier trained against group bias (OFI by default), for scikit-learn.
 
     Minimizes, on shuffled mini-batches with Adam,
@@ -213,27 +214,6 @@ class OFIClassifier:
         self.random_state = random_state
 
     # ----------------------------------------------------------------- scikit-learn protocol
-
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return sorted(p for p in sig.parameters if p != "self")
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters, as scikit-learn expects (``deep`` has no effect)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params: Any) -> OFIClassifier:
-        """Set constructor parameters (unknown names are a ``ValueError``); returns ``self``."""
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"{name}: not a parameter of OFIClassifier; valid parameters: "
-                    f"{', '.join(valid)}."
-                )
-            setattr(self, name, value)
-        return self
 
     def __repr__(self) -> str:
         defaults = {

@@ -35,6 +35,7 @@ import numpy as np
 from ofijax import _validation as v
 from ofijax._jaxcache import aot_jit
 from ofijax.cm import encode_groups, threshold_sweep
+from ofijax.diff._sklearn import ParamsMixin
 
 __all__ = ["OFIThresholdOptimizer"]
 
@@ -231,7 +232,7 @@ def _objective_weights(objective: Any, y_ben: np.ndarray, w: np.ndarray | None) 
     return arr
 
 
-class OFIThresholdOptimizer:
+class OFIThresholdOptimizer(ParamsMixin):
     """Post-processing to B-parity: per-group thresholds on a scorer, as fairlearn's ``ThresholdOptimizer``.
 
     For group :math:`g` with :math:`n_g` rows, :math:`P_g` of them with the beneficial label,
@@ -326,35 +327,6 @@ class OFIThresholdOptimizer:
 
     # --- scikit-learn protocol (without importing scikit-learn) -----------------------------
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's arguments (and ``estimator__*`` ones when ``deep``)."""
-        out = {name: getattr(self, name) for name in self._param_names()}
-        if deep and hasattr(self.estimator, "get_params") and not isinstance(self.estimator, type):
-            for k, val in self.estimator.get_params(deep=True).items():
-                out[f"estimator__{k}"] = val
-        return out
-
-    def set_params(self, **params: Any) -> OFIThresholdOptimizer:
-        """Set constructor arguments (``estimator__name`` sets the wrapped estimator's)."""
-        valid = self._param_names()
-        nested: dict[str, Any] = {}
-        for key, val in params.items():
-            head, sep, rest = key.partition("__")
-            if head not in valid:
-                raise ValueError(f"{head}: not a parameter of OFIThresholdOptimizer; use one of {valid}.")
-            if sep:
-                nested[rest] = val
-            else:
-                setattr(self, head, val)
-        if nested:
-            self.estimator.set_params(**nested)
-        return self
-
     def __sklearn_tags__(self) -> Any:
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
@@ -375,7 +347,7 @@ class OFIThresholdOptimizer:
         }
         changed = [
             f"{k}={getattr(self, k)!r}"
-            for k in self._param_names()
+            for k in self._get_param_names()
             if not (getattr(self, k) is defaults[k] or (
                 isinstance(getattr(self, k), (int, float, str)) and getattr(self, k) == defaults[k]
             ))
