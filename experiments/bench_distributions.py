@@ -20,7 +20,8 @@ uniform sampler of ``distributions.sweep``) against NumPy (uniform: stars and ba
 positions among n + 3 by ``Generator.integers`` with rows of repeated positions redrawn, sorted;
 multinomial: ``Generator.multinomial``), interleaved, minimum of ``--repeats``; ofijax's multinomial
 is ``sample_multinomial``: inverse-CDF tables up to n = 250, above that the two-stage exact
-binomial chain (BTRS, ``distributions._samplers.multinomial_cms``); writes
+binomial chain (BTRS, ``distributions._samplers.multinomial_cms``); "one call" draws both
+groups (same n and probabilities) as ``sample_multinomial(key, n, p, (2, pairs))``; writes
 experiments/results/bench_distributions_n.csv and a table, then ``name: value`` lines.
 The machine is shared: absolute times are noisy; compare the ratio measured in the same run.
 """
@@ -201,6 +202,10 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
                 return ofijax.ofi(S.uniform_cms_traced(k0, nn, num), S.uniform_cms_traced(k1, nn, num))
             g = jax.jit(f)
             return lambda key: g(key, jnp.int32(n))
+        elif kind == "multinomial_one_call":  # both groups (same n and p) in one call
+            def f(key):
+                cms = D.sample_multinomial(key, n, PROBS, (2, num))
+                return ofijax.ofi(cms[0], cms[1])
         else:
             def f(key):
                 k0, k1 = jax.random.split(key)
@@ -215,6 +220,7 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
             "ofijax_uniform_traced": jx("uniform_traced", n),
             "numpy_uniform": lambda key, n=n: _np_ofi(_np_uniform(rng, n, num), _np_uniform(rng, n, num), n),
             "ofijax_multinomial": jx("multinomial", n),
+            "ofijax_multinomial_one_call": jx("multinomial_one_call", n),
             "numpy_multinomial": lambda key, n=n: _np_ofi(rng.multinomial(n, PROBS, size=num),
                                                           rng.multinomial(n, PROBS, size=num), n),
         }
@@ -247,12 +253,13 @@ def main_over_n(args) -> None:
     sec = {(r["n"], r["method"]): r["seconds"] for r in rows}
     print(f"\npairs of groups drawn + OFI, {num:,} pairs, minimum of {args.repeats} interleaved repeats"
           f" (speedup = numpy time / ofijax time)")
-    print(f"{'n':>9} {'uniform':>9} {'uniform traced':>15} {'multinomial':>12}")
+    print(f"{'n':>9} {'uniform':>9} {'uniform traced':>15} {'multinomial':>12} {'(one call)':>11}")
     for n in ns:
         u = sec[(n, "numpy_uniform")] / sec[(n, "ofijax_uniform")]
         ut = sec[(n, "numpy_uniform")] / sec[(n, "ofijax_uniform_traced")]
         m = sec[(n, "numpy_multinomial")] / sec[(n, "ofijax_multinomial")]
-        print(f"{n:>9} {u:>8.2f}x {ut:>14.2f}x {m:>11.2f}x")
+        m1 = sec[(n, "numpy_multinomial")] / sec[(n, "ofijax_multinomial_one_call")]
+        print(f"{n:>9} {u:>8.2f}x {ut:>14.2f}x {m:>11.2f}x {m1:>10.2f}x")
     print()
     print(f"jax_devices: {len(jax.devices())}")
     print(f"cpu_count: {os.cpu_count()}")
@@ -261,7 +268,8 @@ def main_over_n(args) -> None:
     print(f"pairs: {num}")
     for n in ns:
         for kind, base in (("uniform", "numpy_uniform"), ("uniform_traced", "numpy_uniform"),
-                           ("multinomial", "numpy_multinomial")):
+                           ("multinomial", "numpy_multinomial"),
+                           ("multinomial_one_call", "numpy_multinomial")):
             print(f"speedup_{kind}_n{n}: {sec[(n, base)] / sec[(n, 'ofijax_' + kind)]:.2f}")
 
 
