@@ -148,3 +148,17 @@ def test_eager_metrics_chunked_transfer_same_values_and_errors():
     bad[rows - 5] = [-1, 0, 0, 2]
     with pytest.raises(ValueError, match="^cm_j: counts must be non-negative"):
         ofijax.ofi(a, bad)
+
+
+def test_pair_of_equal_multinomial_samplers_one_call():
+    """Two equal multinomial samplers above the tables draw both groups in one chain call:
+    independent groups (OFI's exact mean and variance, no correlation between the groups)."""
+    p = [0.4, 0.1, 0.2, 0.3]
+    s = D.pair_sampler(D.multinomial_sampler(600, p), D.multinomial_sampler(600, p))
+    x = np.asarray(s(jax.random.key(0), (4096,)))
+    assert x.shape == (4096, 2, 4) and (x.sum(-1) == 600).all()
+    assert abs(np.corrcoef(x[:, 0, 0], x[:, 1, 0])[0, 1]) < 5 / math.sqrt(4096)
+    ofi = (x[:, 0, 2] - x[:, 0, 1] - x[:, 1, 2] + x[:, 1, 1]) / 600
+    m = D.ofi_moments(600, 600, null=p)
+    assert abs(ofi.mean() - float(m.mean)) < 5 * math.sqrt(float(m.var) / 4096)
+    assert abs(ofi.var() / float(m.var) - 1) < 5 * math.sqrt(2 / 4096)

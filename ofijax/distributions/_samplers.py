@@ -472,6 +472,13 @@ class _PairSampler:
         return (sampler_operands(self.first), sampler_operands(self.second))
 
     def draw(self, operands: tuple, key: jax.Array, shape: Sequence[int]) -> jax.Array:
+        a, b = self.first, self.second
+        if (isinstance(a, _Sampler) and a == b and a.kind == "multinomial"
+                and a.n > MULTINOMIAL_TABLE_MAX_N):
+            # both groups in ONE chain call: two calls in one program cost ~1.3x more
+            # (experiments/notes/samplers.md); the groups are still independent draws
+            both = sample_multinomial(key, a.n, a.params, (2,) + tuple(_check_shape(shape)))
+            return jnp.stack([both[0], both[1]], axis=-2)
         k0, k1 = jax.random.split(key)
         return jnp.stack(
             [sampler_draw(self.first, operands[0], k0, shape), sampler_draw(self.second, operands[1], k1, shape)],
