@@ -146,7 +146,7 @@ def test_sample_multinomial(probs):
 
 def test_sample_multinomial_large_n_moments():
     p = (0.1, 0.2, 0.3, 0.4)
-    for n in (700, 2100):  # table path and jax.random.binomial path
+    for n in (700, 2100):  # the two-stage exact binomial chain (above the tables' n = 250)
         cms = np.asarray(D.sample_multinomial(jax.random.key(2), n, p, (10_000,)))
         assert cms.dtype == np.int32 and (cms.sum(-1) == n).all()
         b = (cms[:, 2] - cms[:, 1]) / n

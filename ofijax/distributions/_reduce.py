@@ -296,7 +296,8 @@ def sweep(
         ns: group sizes (ints ≥ 1, or pairs of them).
         num_samples: draws per size (an int, or one per size).
         null: ``"uniform"`` (exactly uniform on M(n), any n < 2^31 − 3) or a reference CM / 4
-            probabilities (Multinomial(n, p) by the binomial chain, n < 2^24 exact).
+            probabilities (Multinomial(n, p) by the exact binomial chain, any n < 2^31; the
+            probabilities travel to the program as float32, i.e. resolved to ~6e-8 relative).
         chunk_size, chunks_per_block: the block shape (memory O(chunk_size)).
         bins, range, quantiles: the histogram, as in :func:`monte_carlo`.
 
