@@ -102,8 +102,9 @@ def _find(r: Any, j: int, k: int, data: pd.DataFrame, scanned: np.ndarray, yhat_
                    f"{', '.join(f'#{i + 1}' for i in range(j))})"
     others = f"the other people with {klass}" + (" not in an earlier subgroup" if j else "")
     p_lo, p_hi = (float(b) for b in getattr(r, "p_value_interval", (math.nan, math.nan)))
+    lo_txt = "0" if p_lo == 0 else format_p(p_lo)  # a bound of 0 is exact, not "< 1e-12"
     mc = (f"{n_rep} randomization replicates; a Monte Carlo estimate, exact p in "
-          f"[{format_p(p_lo)}, {format_p(p_hi)}] (95%)")
+          f"[{lo_txt}, {format_p(p_hi)}] (95%)")
     if math.isnan(r.p_value):
         p_txt = "no randomization test"
     elif k > 1:
