@@ -144,13 +144,20 @@ _SLOW_FILES = {
     "tests/test_scan_basis.py",
     "tests/test_scan_seams.py",
     "tests/test_jaxcache.py",
+    "tests/test_ijdi_randomization.py",  # replicate programs vs serial Algorithm 1, chunkings
 }
+
+
+def _uses_spark(item) -> bool:
+    """Tests that start Spark (the session fixture, or ``--engine spark`` CLI runs, each its own
+    JVM) belong to the slow tier: Spark's start-up alone is tens of seconds of wall time."""
+    return "spark" in getattr(item, "fixturenames", ()) or "spark" in item.nodeid.split("::", 1)[-1].lower()
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks below count
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.nodeid.split("::", 1)[0] in _SLOW_FILES:
+        if item.nodeid.split("::", 1)[0] in _SLOW_FILES or _uses_spark(item):
             item.add_marker(pytest.mark.slow)
 
     def seconds(item):
