@@ -147,6 +147,13 @@ _SLOW_FILES = {
     "tests/test_ijdi_randomization.py",  # replicate programs vs serial Algorithm 1, chunkings
 }
 
+#: Single tests of the same kind (program variants compared bit for bit, each a compilation).
+_SLOW_TESTS = {
+    "tests/test_distributions_montecarlo.py::test_sharded_equals_single_device",
+    "tests/test_scans_round2.py::test_exhaustive_rows_equal_cells_and_randomization_runs_the_same_search",
+    "tests/test_trust3_scan.py::test_scan_cells_num_samples_alias",
+}
+
 
 def _uses_spark(item) -> bool:
     """Tests that start Spark (the session fixture, or ``--engine spark`` CLI runs, each its own
@@ -157,7 +164,8 @@ def _uses_spark(item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks below count
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.nodeid.split("::", 1)[0] in _SLOW_FILES or _uses_spark(item):
+        if (item.nodeid.split("::", 1)[0] in _SLOW_FILES or item.nodeid.split("[", 1)[0] in _SLOW_TESTS
+                or _uses_spark(item)):
             item.add_marker(pytest.mark.slow)
 
     def seconds(item):
