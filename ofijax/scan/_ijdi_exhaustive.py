@@ -18,14 +18,13 @@ array code (called inside ``jax.enable_x64(True)``).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._jaxcache import aot_jit
-from .._progress import Notice, Progress
+from .._progress import Notice
 from ._alg1 import algorithm1
 from ._basis import Basis, features
 from ._engine import Problem, cell_mask
@@ -36,7 +35,7 @@ from ._exhaustive import (
     num_subgroups,
 )
 from ._procedures import Params, ProcedureOut, no_subgroup_if, uniform_outcomes
-from ._randomization import NullSpec, Padded, null_draw, replicate_key
+from ._randomization import NullSpec, Padded, chunked_null_scores, null_draw
 
 __all__ = [
     "IJDI_EXHAUSTIVE_MAX_WORK",
@@ -156,21 +155,6 @@ def ijdi_steps_null_scores(key, spec: NullSpec, data: Padded, p_null, basis: Bas
     if num_samples == 0:
         return np.zeros(0), 0
     size = int(min(num_samples, replicate_chunk or _REPLICATE_CHUNK))
-    keys = jax.random.split(replicate_key(key), num_samples)
-    n_chunks = math.ceil(num_samples / size)
-    pad = n_chunks * size - num_samples
-    if pad:
-        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
-    scores, conv = [], []
-    bar = Progress(num_samples, "randomization test", unit="replicates")
-    for i in range(n_chunks):
-        s, c = _REPLICATES(keys[i * size:(i + 1) * size], data.y, data.p, p_null, data.valid,
-                           data.row_cell, data.problem, basis, params, enum, spec.null, k,
-                           spec.history, num, chunk)
-        scores.append(np.asarray(s))
-        conv.append(np.asarray(c))
-        bar.update(min(size, num_samples - i * size))
-    bar.close()
-    s = np.concatenate(scores)[:num_samples]
-    c = np.concatenate(conv)[:num_samples]
-    return np.asarray(s, np.float64), int(np.sum(~c))
+    return chunked_null_scores(key, num_samples, size, lambda keys: _REPLICATES(
+        keys, data.y, data.p, p_null, data.valid, data.row_cell, data.problem, basis, params,
+        enum, spec.null, k, spec.history, num, chunk))

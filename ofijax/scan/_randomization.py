@@ -90,6 +90,7 @@ __all__ = [
     "bias_scan_null_scores",
     "serial_bias_null_scores",
     "replicate_key",
+    "chunked_null_scores",
     "ijdi_null_scores",
     "Padded",
     "pad_problem",
@@ -139,6 +140,30 @@ def replicate_key(key: jax.Array) -> jax.Array:
     """The key replicates are drawn from, derived from the scan's key (the observed run uses
     ``key`` itself, so its result does not depend on whether a test is run)."""
     return jax.random.fold_in(key, REPLICATE_STREAM)
+
+
+def chunked_null_scores(key: jax.Array, num_samples: int, chunk: int, run_chunk: Any
+                        ) -> tuple[np.ndarray, int]:
+    """``(T* (R,), #replicates whose procedure hit a cap)`` of R = ``num_samples`` replicates run
+    ``chunk`` at a time: replicate r uses ``jax.random.split(replicate_key(key), R)[r]`` whatever
+    the chunking (the last chunk is padded with copies of the last key and cut off after).
+    ``run_chunk(keys) -> (scores, converged)`` runs one chunk of keys."""
+    keys = jax.random.split(replicate_key(key), num_samples)
+    n_chunks = math.ceil(num_samples / chunk)
+    pad = n_chunks * chunk - num_samples
+    if pad:
+        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+    scores, conv = [], []
+    bar = Progress(num_samples, "randomization test", unit="replicates")
+    for i in range(n_chunks):
+        s, c = run_chunk(keys[i * chunk:(i + 1) * chunk])
+        scores.append(np.asarray(s))
+        conv.append(np.asarray(c))
+        bar.update(min(chunk, num_samples - i * chunk))
+    bar.close()
+    s = np.concatenate(scores)[:num_samples]
+    c = np.concatenate(conv)[:num_samples]
+    return np.asarray(s, np.float64), int(np.sum(~c))
 
 
 def check_randomization_args(num_replicates: Any, null: Any, replicate_chunk: Any) -> int:

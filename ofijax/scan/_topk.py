@@ -17,7 +17,6 @@ Every function here is pure array code (called inside ``jax.enable_x64(True)``).
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import NamedTuple
 
 import jax
@@ -26,13 +25,18 @@ import numpy as np
 
 from .._progress import Notice
 from .._validation import is_tracer
-from . import _randomization
 from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
 from ._basis import Basis, features
 from ._engine import Programs, cell_mask, outcome_counts
 from ._exhaustive import exhaustive_arrays
 from ._procedures import mean_over, uniform_outcomes
-from ._randomization import NullSpec, Padded, null_draw, procedure, replicate_key
+from ._randomization import (
+    NullSpec,
+    Padded,
+    chunked_null_scores,
+    null_draw,
+    procedure,
+)
 
 __all__ = ["StepSpec", "run_steps", "observed_steps", "steps_null_scores"]
 
@@ -146,22 +150,7 @@ def steps_null_scores(key, spec: StepSpec, data: Padded, p_null, basis, params, 
         return np.zeros(0), 0
     default = 16 if spec.search == "exhaustive" else (32 if spec.null.kind == "ijdi" else 64)
     chunk = int(min(num_samples, replicate_chunk or default))
-    keys = jax.random.split(replicate_key(key), num_samples)
-    n_chunks = math.ceil(num_samples / chunk)
-    pad = n_chunks * chunk - num_samples
-    if pad:
-        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
-    scores, conv = [], []
     run = _pick(_REPLICATES, spec, data.problem.num_cells, num_samples)
-    # progress as every randomization test reports it (the one helper, ofijax._progress)
-    bar = _randomization.Progress(num_samples, "randomization test", unit="replicates")
-    for i in range(n_chunks):
-        s, c = run(spec, keys[i * chunk:(i + 1) * chunk], data.y, data.p, p_null, data.valid,
-                   data.row_cell, data.problem, basis, params, enum)
-        scores.append(np.asarray(s))
-        conv.append(np.asarray(c))
-        bar.update(min(chunk, num_samples - i * chunk))
-    bar.close()
-    s = np.concatenate(scores)[:num_samples]
-    c = np.concatenate(conv)[:num_samples]
-    return np.asarray(s, np.float64), int(np.sum(~c))
+    return chunked_null_scores(key, num_samples, chunk, lambda keys: run(
+        spec, keys, data.y, data.p, p_null, data.valid, data.row_cell, data.problem, basis,
+        params, enum))
