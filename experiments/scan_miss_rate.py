@@ -43,10 +43,9 @@ Q_HI = 1e6
 EPS = 1e-6
 
 
-def brute_force(frame: pd.DataFrame, y: np.ndarray, penalty: float) -> float:
-    """The best FPR-Scan score over every subgroup (all scanned rows: y = harmful prediction)."""
-    pbar = min(max(y.mean(), EPS), 1 - EPS)
-    t_hi = math.log(Q_HI)
+def subgroups(frame: pd.DataFrame):
+    """Every subgroup of the table's attribute space: ``(rows inside, values listed)`` for each
+    choice, per attribute, of no constraint or a proper nonempty subset of its values."""
     cols = list(frame.columns)
     options = []
     for c in cols:
@@ -56,16 +55,24 @@ def brute_force(frame: pd.DataFrame, y: np.ndarray, penalty: float) -> float:
             subs += [(set(s), r) for s in itertools.combinations(vals, r)]
         options.append(subs)
     codes = {c: frame[c].to_numpy() for c in cols}
-    best = 0.0
-    if y.sum() in (0, len(y)):
-        return 0.0  # uniform predictions: no subgroup
     for combo in itertools.product(*options):
-        inside = np.ones(len(y), bool)
+        inside = np.ones(len(frame), bool)
         pen = 0
-        for c, (s, r) in zip(cols, combo):
+        for c, (s, r) in zip(cols, combo, strict=True):
             if s is not None:
                 inside &= np.isin(codes[c], list(s))
                 pen += r
+        yield inside, pen
+
+
+def brute_force(frame: pd.DataFrame, y: np.ndarray, penalty: float) -> float:
+    """The best FPR-Scan score over every subgroup (all scanned rows: y = harmful prediction)."""
+    pbar = min(max(y.mean(), EPS), 1 - EPS)
+    t_hi = math.log(Q_HI)
+    best = 0.0
+    if y.sum() in (0, len(y)):
+        return 0.0  # uniform predictions: no subgroup
+    for inside, pen in subgroups(frame):
         n_s = int(inside.sum())
         if n_s == 0:
             continue
@@ -87,23 +94,8 @@ def brute_force_bias(frame: pd.DataFrame, y: np.ndarray, p: np.ndarray, penalty:
     from scipy.optimize import minimize_scalar
 
     t_hi = math.log(Q_HI)
-    cols = list(frame.columns)
-    options = []
-    for c in cols:
-        vals = sorted(frame[c].unique())
-        subs = [(None, 0)]
-        for r in range(1, len(vals)):
-            subs += [(set(s), r) for s in itertools.combinations(vals, r)]
-        options.append(subs)
-    codes = {c: frame[c].to_numpy() for c in cols}
     best = 0.0
-    for combo in itertools.product(*options):
-        inside = np.ones(len(y), bool)
-        pen = 0
-        for c, (s, r) in zip(cols, combo):
-            if s is not None:
-                inside &= np.isin(codes[c], list(s))
-                pen += r
+    for inside, pen in subgroups(frame):
         if not inside.any():
             continue
         ys, ps = y[inside], p[inside]
