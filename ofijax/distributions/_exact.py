@@ -32,6 +32,7 @@ from ._args import check_probs as _check_probs
 from ._args import one_null_probs as _null_probs
 from ._reduce import RankGen as _RankGen  # noqa: F401 (deprecated alias)
 from ._summary import SCHEMA_VERSION as _SCHEMA_VERSION
+from ._summary import check_saved
 
 # _check_num_samples and _RankGen are read from this module by tests under their old home:
 # deprecated here for one release (their homes are _args and _reduce).
@@ -150,11 +151,7 @@ class PMF(NamedTuple):
     @classmethod
     def from_dict(cls, d: dict) -> PMF:
         """Inverse of :meth:`to_dict` (big counts travel as decimal strings)."""
-        if not isinstance(d, dict) or d.get("kind") != "ofijax.PMF":
-            raise ValueError("d: not a saved ofijax PMF (expected kind 'ofijax.PMF').")
-        if d.get("schema_version") != _SCHEMA_VERSION:
-            raise ValueError(f"d: schema_version {d.get('schema_version')!r} is not supported "
-                             f"(this ofijax reads version {_SCHEMA_VERSION}).")
+        check_saved(d, "PMF")
         num = np.asarray(d["numerators"], dtype=np.int64)
         den = int(d["denominator"])
         counts = None if d["counts"] is None else tuple(int(c) for c in d["counts"])

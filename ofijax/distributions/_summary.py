@@ -40,7 +40,7 @@ import numpy as np
 from ofijax._validation import check_fraction
 
 __all__ = [
-    "Summary", "ChunkStats", "merge_summaries", "finalize", "wilson_interval", "SCHEMA_VERSION",
+    "Summary", "ChunkStats", "merge_summaries", "finalize", "wilson_interval", "SCHEMA_VERSION", "check_saved",
     "summary_from_values", "make_bins",
 ]
 
@@ -56,6 +56,16 @@ SCHEMA_VERSION = 1
 _SNAP = 2.0**-40
 #: Off-lattice tolerance of lattice histograms, in units of 1/q.
 LATTICE_TOL = 1e-9
+
+
+def check_saved(d: Any, name: str) -> None:
+    """Refuse (``ValueError`` naming ``d``) anything but a saved ofijax ``name`` ("Summary",
+    "PMF") of this :data:`SCHEMA_VERSION`."""
+    if not isinstance(d, dict) or d.get("kind") != f"ofijax.{name}":
+        raise ValueError(f"d: not a saved ofijax {name} (expected kind 'ofijax.{name}').")
+    if d.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"d: schema_version {d.get('schema_version')!r} is not supported "
+                         f"(this ofijax reads version {SCHEMA_VERSION}).")
 
 
 def _lattice_values(edges: np.ndarray, q: int) -> np.ndarray:
@@ -272,11 +282,7 @@ class Summary(NamedTuple):
     @classmethod
     def from_dict(cls, d: dict) -> Summary:
         """Inverse of :meth:`to_dict` (refuses another ``schema_version``)."""
-        if not isinstance(d, dict) or d.get("kind") != "ofijax.Summary":
-            raise ValueError("d: not a saved ofijax Summary (expected kind 'ofijax.Summary').")
-        if d.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"d: schema_version {d.get('schema_version')!r} is not supported "
-                             f"(this ofijax reads version {SCHEMA_VERSION}).")
+        check_saved(d, "Summary")
         g = float
         return cls(int(d["count"]), int(d["undefined"]), g(d["mean"]), g(d["var"]), g(d["min"]),
                    g(d["max"]), np.asarray(d["hist"], dtype=np.int64),
