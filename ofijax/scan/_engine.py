@@ -152,8 +152,3 @@ __all__ = [
     "search_cells",
     "search_cells_small",
 ]
-
-#: Old names of the jitted search on cell arrays (``tests/test_jaxcache.py`` reads them); new
-#: code uses ``search_cells`` / ``search_cells_small``.
-_scan_cells = search_cells
-_scan_cells_small = search_cells_small
