@@ -67,7 +67,7 @@ def test_params_are_stored_unchanged_and_clone_works():
     assert clf.set_params(strength=1.0) is clf and clf.strength == 1.0
     with pytest.raises(ValueError, match="^nope: not a parameter"):
         clf.set_params(nope=1)
-    assert repr(OFIClassifier(strength=2.0)) == "OFIClassifier(strength=2.0)"
+    assert repr(OFIClassifier(strength=3.0)) == "OFIClassifier(strength=3.0)"
     assert repr(OFIClassifier()) == "OFIClassifier()"
 
 
@@ -344,7 +344,7 @@ def test_diff_defaults_quick_runs(tmp_path):
     assert 0.5 < float(lines["test_lr_acc_median"]) < 0.8
     assert float(lines["test_noise_floor_median"]) > 0
     csv = pd.read_csv(tmp_path / "diff_defaults_quick.csv")
-    assert set(csv.stage) == {"optimizer", "penalty", "test"}
+    assert set(csv.stage) == {"optimizer", "reference", "penalty", "test"}
 
 
 def test_evaluate_with_sample_weight_uses_kish_sizes():

@@ -234,27 +234,34 @@ def build_step(
     estimator: CMEstimator | None,
     surrogate_temperature: float,
 ) -> Callable:
-    """Pure ``step(strength, params, opt_state, batch, pstate)``.
+    """Pure ``step(strength, params, opt_state, batch, pstate, penalty_batch=None)``.
 
-    Returns ``(params, opt_state, pstate, metrics)``.
+    The task loss is taken on ``batch``; the penalty's soft CMs on ``penalty_batch`` when given
+    (for example many more rows than the mini-batch, so the penalty's group statistics are not
+    dominated by the batch's sampling error), else on ``batch``. Returns ``(params, opt_state,
+    pstate, metrics)``.
     """
 
-    def objective(params, batch, coef, cm_state):
+    def objective(params, batch, coef, cm_state, pen_batch):
         n = batch.y.shape[0]
         logits = logits_of(apply_fn, params, batch.x, n)
         task = loss_fn(logits, batch.y, batch.weight)
-        probs = jax.nn.sigmoid(logits / surrogate_temperature)
-        cms = soft_cms(batch.y, probs, batch.groups, batch.weight)
+        if pen_batch is None:
+            pen_batch, pen_logits = batch, logits
+        else:
+            pen_logits = logits_of(apply_fn, params, pen_batch.x, pen_batch.y.shape[0])
+        probs = jax.nn.sigmoid(pen_logits / surrogate_temperature)
+        cms = soft_cms(pen_batch.y, probs, pen_batch.groups, pen_batch.weight)
         if estimator is not None:
             cms, cm_state = estimator.update(cms, cm_state)
         pen = penalty_fn(cms)
         return task + coef * pen, (task, pen, cm_state)
 
-    def step(strength, params, opt_state, batch, pstate):
+    def step(strength, params, opt_state, batch, pstate, penalty_batch=None):
         strength = jnp.asarray(strength)
         coef = pstate.multiplier if lagrangian else strength
         (total, (task, pen, cm_state)), grads = jax.value_and_grad(objective, has_aux=True)(
-            params, batch, jax.lax.stop_gradient(coef), pstate.cm_state
+            params, batch, jax.lax.stop_gradient(coef), pstate.cm_state, penalty_batch
         )
         updates, opt_state = optimizer.update(grads, opt_state, params)
         import optax

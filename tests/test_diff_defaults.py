@@ -1,0 +1,113 @@
+"""OFIClassifier's penalty on the whole training set (``penalty_batch_size``) and its tolerance.
+
+References are independent: the soft training OFI recomputed in NumPy from the fitted weights
+(B_g = mean over the group of sigmoid(z/T) - y, hinged at the tolerance), and bit-for-bit
+equality with the unpenalized fit where the hinge makes the penalty identically 0. Sizes are
+tiny (200 rows, a few epochs) so the file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from ofijax.diff import OFIClassifier, _estimator
+
+N = 200
+
+
+def _data(seed=0, n=N):
+    rng = np.random.default_rng(seed)
+    g = np.repeat([0, 1], n // 2)
+    x = np.c_[rng.normal(size=n) + 0.8 * g, rng.normal(size=n)]
+    y = (x[:, 0] + 0.7 * rng.normal(size=n) > 0.4).astype(int)
+    return x, y, g
+
+
+X, Y, G = _data()
+
+
+def _soft_gap_numpy(clf, x, y, g, temperature, tolerance):
+    """max(0, |B_0 - B_1| - tolerance) with soft B_g = mean_g(sigmoid(z / T) - y) (label 1 good)."""
+    z = ((x - clf.mean_) / clf.scale_) @ np.asarray(clf.params_["w"], np.float64)
+    z = z + float(clf.params_["b"])
+    p = 1.0 / (1.0 + np.exp(-z / temperature))
+    b = [np.mean(p[g == k] - y[g == k]) for k in (0, 1)]
+    return max(0.0, abs(b[0] - b[1]) - tolerance)
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 0.01])
+def test_the_penalty_is_the_whole_training_sets_soft_gap(tolerance):
+    """With a vanishing learning rate the weights stay at their start, so every step's penalty is
+    the whole training set's soft gap at the fitted weights (4 mini-batches of 50, one epoch)."""
+    kw = {"epochs": 1, "batch_size": 50, "learning_rate": 1e-9, "surrogate_temperature": 0.3,
+          "tolerance": tolerance}
+    full = OFIClassifier(penalty_batch_size=4096, **kw).fit(X, Y, sensitive_features=G)
+    ref = _soft_gap_numpy(full, X, Y, G, 0.3, tolerance)
+    assert ref > 0.005  # the reference is not trivially 0
+    np.testing.assert_allclose(full.penalty_curve_[0], ref, rtol=2e-4)
+    # the mini-batch penalty is another number (noisy gaps of 50 rows), the same weights
+    mini = OFIClassifier(penalty_batch_size=None, **kw).fit(X, Y, sensitive_features=G)
+    np.testing.assert_allclose(mini.params_["w"], full.params_["w"], atol=1e-7)
+    assert abs(mini.penalty_curve_[0] - ref) > 1e-3
+
+
+def test_a_tolerance_above_every_gap_is_the_plain_model_bit_for_bit():
+    kw = {"epochs": 3, "batch_size": 64}
+    plain = OFIClassifier(strength=0.0, **kw).fit(X, Y, sensitive_features=G)
+    hinged = OFIClassifier(strength=5.0, tolerance=2.0, **kw).fit(X, Y, sensitive_features=G)
+    np.testing.assert_array_equal(hinged.params_["w"], plain.params_["w"])
+    np.testing.assert_array_equal(hinged.params_["b"], plain.params_["b"])
+    np.testing.assert_array_equal(hinged.penalty_curve_, 0.0)
+
+
+def test_a_window_of_the_training_set_trains_and_repeats_with_the_seed():
+    kw = {"epochs": 3, "batch_size": 64, "penalty_batch_size": 90}
+    a = OFIClassifier(**kw).fit(X, Y, sensitive_features=G)
+    b = OFIClassifier(**kw).fit(X, Y, sensitive_features=G)
+    c = OFIClassifier(**{**kw, "penalty_batch_size": 4096}).fit(X, Y, sensitive_features=G)
+    np.testing.assert_array_equal(a.params_["w"], b.params_["w"])
+    assert np.all(np.isfinite(a.penalty_curve_))
+    assert not np.array_equal(a.params_["w"], c.params_["w"])
+
+
+def test_the_full_penalty_lowers_training_ofi_against_numpy():
+    """Hard training max|OFI| (NumPy) falls under the defaults' whole-training-set penalty."""
+    def hard_gap(clf):
+        p = clf.predict(X)
+        b = [np.mean((p[G == k] == 1) & (Y[G == k] == 0)) - np.mean((p[G == k] == 0) & (Y[G == k] == 1))
+             for k in (0, 1)]
+        return abs(b[0] - b[1])
+
+    kw = {"epochs": 10, "batch_size": 64}
+    plain = OFIClassifier(strength=0.0, **kw).fit(X, Y, sensitive_features=G)
+    fair = OFIClassifier(tolerance=0.0, **kw).fit(X, Y, sensitive_features=G)
+    assert hard_gap(plain) > 0.05
+    assert hard_gap(fair) < 0.5 * hard_gap(plain)
+
+
+def test_new_parameters_are_checked_cloned_pickled_and_traced():
+    from sklearn.base import clone
+
+    with pytest.raises(ValueError, match="^tolerance: must be a finite number ≥ 0"):
+        OFIClassifier(tolerance=-0.1).fit(X, Y, sensitive_features=G)
+    for bad in (0, True, 2.5, "all"):
+        with pytest.raises(ValueError, match="^penalty_batch_size: must be a positive integer"):
+            OFIClassifier(penalty_batch_size=bad).fit(X, Y, sensitive_features=G)
+    clf = OFIClassifier(tolerance=0.02, penalty_batch_size=None)
+    p = clone(clf).get_params()
+    assert p["tolerance"] == 0.02 and p["penalty_batch_size"] is None
+    defaults = OFIClassifier().get_params()
+    assert (defaults["strength"], defaults["surrogate_temperature"], defaults["tolerance"],
+            defaults["penalty_batch_size"]) == (2.0, 0.1, 0.04, 4096)
+    kw = {"epochs": 2, "batch_size": 64}
+    fitted = OFIClassifier(tolerance=0.01, **kw).fit(X, Y, sensitive_features=G)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
+    # tolerance, strength and temperature are traced: another value compiles nothing new
+    before = _estimator._fit_program._cache_size()
+    OFIClassifier(tolerance=0.03, strength=1.5, surrogate_temperature=0.2, **kw).fit(
+        X, Y, sensitive_features=G)
+    assert _estimator._fit_program._cache_size() == before
