@@ -189,8 +189,9 @@ class OFIClassifier(ParamsMixin):
 
     Attributes (after :meth:`fit`): ``classes_``, ``groups_`` (the group labels seen in
     ``fit``), ``n_features_in_``, ``feature_names_in_`` (DataFrames with string columns),
-    ``params_`` (NumPy pytree), ``mean_``, ``scale_``, ``loss_curve_``, ``penalty_curve_``
-    (per-epoch means).
+    ``params_`` (NumPy pytree), ``mean_``, ``scale_``, ``loss_curve_`` (per-epoch mean of the
+    objective), ``penalty_curve_`` (per-epoch mean of the hinged penalty on the penalty rows:
+    with the whole training set, the soft training gap beyond ``tolerance``).
 
     Examples:
         >>> import numpy as np
