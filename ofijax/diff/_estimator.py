@@ -146,9 +146,10 @@ class OFIClassifier(ParamsMixin):
     the group gaps beyond ``tolerance`` :math:`\tau` of a statistic :math:`s` of the soft group
     confusion matrices (:func:`ofijax.diff.soft_confusion_matrices`) at surrogate temperature
     :math:`T`, computed on ``penalty_batch_size`` rows per step (all training rows when there are
-    no more). With ``penalty="ofi"``, :math:`s_g = \mathcal{B}_g = (FP_g - FN_g)/n_g`, where
-    "positive" is ``beneficial_label``: a large :math:`\lambda` makes the penalty the
-    constraint "training max|OFI| ≤ :math:`\tau`" (an exact penalty). Predictions are hard:
+    no more); the maximum over pairs is the default ``reduction="max_gap"``. With
+    ``penalty="ofi"``, :math:`s_g = \mathcal{B}_g = (FP_g - FN_g)/n_g`, where "positive" is
+    ``beneficial_label``: a large enough :math:`\lambda` makes the penalty the constraint "soft
+    training max|OFI| ≤ :math:`\tau`" (an exact penalty). Predictions are hard:
     ``beneficial_label`` iff the logit is > 0. The sensitive feature is used only in training
     (never as a model input), so prediction needs only ``X``.
 
