@@ -182,6 +182,49 @@ def _np_ofi(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
 
 
 PROBS = (0.4, 0.1, 0.2, 0.3)
+ALPHA = (4.0, 1.0, 2.0, 3.0)
+#: subsample's largest n (inverse-CDF tables; it refuses larger n)
+SUBSAMPLE_MAX_N = 2048
+
+
+def _colors(n: int) -> np.ndarray:
+    """The real group subsample draws from: 10 n rows split as PROBS."""
+    return np.round(10 * n * np.asarray(PROBS)).astype(np.int64)
+
+
+def _np_dirichlet(rng: np.random.Generator, n: int, num: int) -> np.ndarray:
+    """Dirichlet-multinomial: p ~ Dirichlet(ALPHA) per row, then Multinomial(n, p) (vectorized)."""
+    return rng.multinomial(n, rng.dirichlet(ALPHA, num))
+
+
+def _np_hyper_chain(rng: np.random.Generator, colors: np.ndarray, n: int, num: int) -> np.ndarray:
+    """Multivariate hypergeometric as TP, then FN | TP, then FP | TP, FN (Generator.hypergeometric)."""
+    total = int(colors.sum())
+    tp = rng.hypergeometric(colors[0], total - colors[0], n, size=num)
+    fn = rng.hypergeometric(colors[1], colors[2] + colors[3], n - tp)
+    fp = rng.hypergeometric(colors[2], colors[3], n - tp - fn)
+    return np.stack([tp, fn, fp, n - tp - fn - fp], axis=-1)
+
+
+def _np_subsample_fastest(rng: np.random.Generator, n: int):
+    """The fastest NumPy multivariate hypergeometric for this n on a 2^14-row trial:
+    Generator.multivariate_hypergeometric ("marginals" or "count") or the hypergeometric chain."""
+    colors = _colors(n)
+    ways = {
+        "chain": lambda num: _np_hyper_chain(rng, colors, n, num),
+        "marginals": lambda num: rng.multivariate_hypergeometric(colors, n, size=num,
+                                                                 method="marginals"),
+    }
+    if colors.sum() <= 100_000:  # "count" allocates the whole population per row
+        ways["count"] = lambda num: rng.multivariate_hypergeometric(colors, n, size=num,
+                                                                    method="count")
+    trial = {}
+    for name, f in ways.items():
+        t = time.perf_counter()
+        f(1 << 14)
+        trial[name] = time.perf_counter() - t
+    best = min(trial, key=trial.get)
+    return best, ways[best]
 
 
 def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
@@ -206,6 +249,17 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
             def f(key):
                 cms = D.sample_multinomial(key, n, PROBS, (2, num))
                 return ofijax.ofi(cms[0], cms[1])
+        elif kind == "dirichlet":
+            def f(key):
+                k0, k1 = jax.random.split(key)
+                return ofijax.ofi(D.sample_dirichlet_multinomial(k0, n, ALPHA, (num,)),
+                                  D.sample_dirichlet_multinomial(k1, n, ALPHA, (num,)))
+        elif kind == "subsample":
+            colors = tuple(int(c) for c in _colors(n))
+
+            def f(key):
+                k0, k1 = jax.random.split(key)
+                return ofijax.ofi(D.subsample(k0, colors, n, (num,)), D.subsample(k1, colors, n, (num,)))
         else:
             def f(key):
                 k0, k1 = jax.random.split(key)
@@ -223,7 +277,15 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
             "ofijax_multinomial_one_call": jx("multinomial_one_call", n),
             "numpy_multinomial": lambda key, n=n: _np_ofi(rng.multinomial(n, PROBS, size=num),
                                                           rng.multinomial(n, PROBS, size=num), n),
+            "ofijax_dirichlet": jx("dirichlet", n),
+            "numpy_dirichlet": lambda key, n=n: _np_ofi(_np_dirichlet(rng, n, num),
+                                                        _np_dirichlet(rng, n, num), n),
         }
+        if n <= SUBSAMPLE_MAX_N:
+            way, hyper = _np_subsample_fastest(rng, n)
+            print(f"n = {n:>8}: numpy subsample by {way}", flush=True)
+            fns["ofijax_subsample"] = jx("subsample", n)
+            fns["numpy_subsample"] = lambda key, n=n, hyper=hyper: _np_ofi(hyper(num), hyper(num), n)
         for f in fns.values():  # compile / warm up
             jax.block_until_ready(f(jax.random.key(1)))
         best = {k: float("inf") for k in fns}
@@ -239,12 +301,74 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
 
 
 LOAD_AT_START = os.getloadavg()[0]
+#: n of the cold runs (first call in a fresh process: trace + compile + run)
+COLD_NS = (1000, 100_000)
+COLD_KINDS = ("uniform", "multinomial", "dirichlet", "subsample")
+
+
+def cold_one(kind: str, n: int, num: int) -> None:
+    """In this (fresh) process: the first call of ofijax's jitted pair + OFI (trace, compile and
+    run) and then the second (warm); prints one JSON line."""
+    rng = np.random.default_rng(0)
+    if kind == "uniform":
+        def f(key):
+            k0, k1 = jax.random.split(key)
+            return ofijax.ofi(D.sample_uniform(k0, n, (num,)), D.sample_uniform(k1, n, (num,)))
+    elif kind == "multinomial":
+        def f(key):
+            k0, k1 = jax.random.split(key)
+            return ofijax.ofi(D.sample_multinomial(k0, n, PROBS, (num,)),
+                              D.sample_multinomial(k1, n, PROBS, (num,)))
+    elif kind == "dirichlet":
+        def f(key):
+            k0, k1 = jax.random.split(key)
+            return ofijax.ofi(D.sample_dirichlet_multinomial(k0, n, ALPHA, (num,)),
+                              D.sample_dirichlet_multinomial(k1, n, ALPHA, (num,)))
+    else:
+        colors = tuple(int(c) for c in _colors(n))
+
+        def f(key):
+            k0, k1 = jax.random.split(key)
+            return ofijax.ofi(D.subsample(k0, colors, n, (num,)), D.subsample(k1, colors, n, (num,)))
+    g = jax.jit(f)
+    t = time.perf_counter()
+    jax.block_until_ready(g(jax.random.key(0)))
+    cold = time.perf_counter() - t
+    t = time.perf_counter()
+    jax.block_until_ready(g(jax.random.key(1)))
+    warm = time.perf_counter() - t
+    peer = {"uniform": lambda: _np_uniform(rng, n, num),
+            "multinomial": lambda: rng.multinomial(n, PROBS, size=num),
+            "dirichlet": lambda: _np_dirichlet(rng, n, num)}.get(
+        kind, lambda: _np_hyper_chain(rng, _colors(n), n, num))
+    t = time.perf_counter()
+    _np_ofi(peer(), peer(), n)
+    np_first = time.perf_counter() - t
+    print(json.dumps({"kind": kind, "n": n, "cold": cold, "warm": warm, "numpy_first": np_first}))
+
+
+def bench_cold(num: int) -> list[dict]:
+    rows = []
+    for n in COLD_NS:
+        for kind in COLD_KINDS:
+            if kind == "subsample" and n > SUBSAMPLE_MAX_N:
+                continue
+            res = subprocess.run([sys.executable, __file__, "--cold-one", kind, str(n), str(num)],
+                                 capture_output=True, text=True, check=True,
+                                 env=dict(os.environ, OFIJAX_PROGRESS="0"))
+            r = json.loads(res.stdout.strip().splitlines()[-1])
+            print(f"cold n = {n:>7} {kind:>12}: first call {r['cold']:.2f} s, second {r['warm']:.3f} s,"
+                  f" NumPy (first call) {r['numpy_first']:.3f} s", flush=True)
+            for what in ("cold", "warm", "numpy_first"):
+                rows.append({"n": n, "method": f"{what}_{kind}", "pairs": num, "seconds": r[what]})
+    return rows
 
 
 def main_over_n(args) -> None:
     num = 1 << (16 if args.quick else 20)
     ns = (10, 100, 1000, 10_000, 100_000, 1_000_000)
     rows = bench_over_n(num, args.repeats, ns)
+    rows += bench_cold(num)
     RESULTS.mkdir(parents=True, exist_ok=True)
     with open(RESULTS / "bench_distributions_n.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=["n", "method", "pairs", "seconds"])
@@ -253,13 +377,20 @@ def main_over_n(args) -> None:
     sec = {(r["n"], r["method"]): r["seconds"] for r in rows}
     print(f"\npairs of groups drawn + OFI, {num:,} pairs, minimum of {args.repeats} interleaved repeats"
           f" (speedup = numpy time / ofijax time)")
-    print(f"{'n':>9} {'uniform':>9} {'uniform traced':>15} {'multinomial':>12} {'(one call)':>11}")
+    kinds = (("uniform", "numpy_uniform"), ("uniform_traced", "numpy_uniform"),
+             ("multinomial", "numpy_multinomial"), ("multinomial_one_call", "numpy_multinomial"),
+             ("dirichlet", "numpy_dirichlet"), ("subsample", "numpy_subsample"))
+
+    def ratio(n, kind, base):
+        if (n, base) not in sec:
+            return None
+        return sec[(n, base)] / sec[(n, "ofijax_" + kind)]
+
+    heads = ("uniform", "uniform traced", "multinomial", "(one call)", "Dirichlet-mult.", "subsample")
+    print(f"{'n':>9} " + " ".join(f"{h:>15}" for h in heads))
     for n in ns:
-        u = sec[(n, "numpy_uniform")] / sec[(n, "ofijax_uniform")]
-        ut = sec[(n, "numpy_uniform")] / sec[(n, "ofijax_uniform_traced")]
-        m = sec[(n, "numpy_multinomial")] / sec[(n, "ofijax_multinomial")]
-        m1 = sec[(n, "numpy_multinomial")] / sec[(n, "ofijax_multinomial_one_call")]
-        print(f"{n:>9} {u:>8.2f}x {ut:>14.2f}x {m:>11.2f}x {m1:>10.2f}x")
+        cells = [ratio(n, k, b) for k, b in kinds]
+        print(f"{n:>9} " + " ".join(f"{'n/a':>15}" if c is None else f"{c:>14.2f}x" for c in cells))
     print()
     print(f"jax_devices: {len(jax.devices())}")
     print(f"cpu_count: {os.cpu_count()}")
@@ -267,10 +398,15 @@ def main_over_n(args) -> None:
     print(f"load_average_at_start_1min: {LOAD_AT_START:.2f}")
     print(f"pairs: {num}")
     for n in ns:
-        for kind, base in (("uniform", "numpy_uniform"), ("uniform_traced", "numpy_uniform"),
-                           ("multinomial", "numpy_multinomial"),
-                           ("multinomial_one_call", "numpy_multinomial")):
-            print(f"speedup_{kind}_n{n}: {sec[(n, base)] / sec[(n, 'ofijax_' + kind)]:.2f}")
+        for kind, base in kinds:
+            if ratio(n, kind, base) is not None:
+                print(f"speedup_{kind}_n{n}: {ratio(n, kind, base):.2f}")
+    for n in COLD_NS:
+        for kind in COLD_KINDS:
+            if (n, f"cold_{kind}") in sec:
+                print(f"cold_s_{kind}_n{n}: {sec[(n, f'cold_{kind}')]:.3f}")
+                print(f"warm_s_{kind}_n{n}: {sec[(n, f'warm_{kind}')]:.3f}")
+                print(f"numpy_first_s_{kind}_n{n}: {sec[(n, f'numpy_first_{kind}')]:.3f}")
 
 
 def main() -> None:
@@ -280,7 +416,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats (the minimum is kept)")
     ap.add_argument("--over-n", action="store_true",
                     help="time drawing two groups + OFI at n = 10 ... 1e6 against NumPy (#41)")
+    ap.add_argument("--cold-one", nargs=3, metavar=("KIND", "N", "PAIRS"),
+                    help="internal: one cold run in this process (used by --over-n)")
     args = ap.parse_args()
+    if args.cold_one:
+        return cold_one(args.cold_one[0], int(args.cold_one[1]), int(args.cold_one[2]))
     if args.over_n:
         return main_over_n(args)
     n = 100
