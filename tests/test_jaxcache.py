@@ -331,8 +331,9 @@ def test_rate_scans_same_with_and_without_aot_executables(monkeypatch, tmp_path)
 
     jc = _aot_on(monkeypatch, tmp_path)
     compiled = runs()
-    # procedure + replicates, and observed steps + their replicates
-    assert len(list((tmp_path / "ofijax-aot").glob("*.aot"))) == 4
+    # procedure + replicates, and observed steps + their replicates; and the set-up programs:
+    # cell and row padding, the replicate keys, the row mask and the cells-in mask
+    assert len(list((tmp_path / "ofijax-aot").glob("*.aot"))) == 4 + 5
     jc._LOADED.clear()
     loaded = runs()
     monkeypatch.setenv("OFIJAX_AOT", "0")
@@ -447,3 +448,49 @@ def test_compiles_pause_the_garbage_collector_and_restore_it(monkeypatch, tmp_pa
         assert gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+# The README's scan block (COMPAS, every scan kind with a randomization test and top-k), run in a
+# process of its own; prints how many XLA programs it compiled and its results.
+_SCANS = textwrap.dedent("""
+    import json
+    import jax, numpy as np
+    compiled = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, secs, **kw: compiled.append(event) if event.endswith("backend_compile_duration") else None)
+    from ofijax import datasets, scan
+    ij = datasets.load_compas("ijdi")
+    attrs = ij[["Sex", "Race", "Prior Offenses", "Under 25", "ChargeDegree"]]
+    y = 1 - ij.ReoffendedWithinTwoYears
+    low = (ij.COMPASPredictedDecileScore <= 5).astype(int)
+    p = scan.estimate_true_probabilities(attrs, y)
+    fit = len(compiled)
+    out = [float(p.sum())]
+    r = scan.fpr_scan(attrs, y, low, num_samples=5, key=0)
+    out += [r.score, r.p_value]
+    out.append(scan.fpr_scan(attrs, y, low, top_k=2).top[-1].score)
+    out.append(scan.ijdi_scan(attrs, y, low, p, lam=1.0, side="negative").score)
+    out.append(scan.bias_scan(attrs, y, p, direction="negative", penalty=0.1).score)
+    print(json.dumps({"fit": fit, "compiled": len(compiled), "out": out}))
+""")
+
+
+def test_cache_warm_scans_compile_only_the_probability_fit(tmp_path):
+    """A second process runs the README's scans from kept executables: the only program it compiles
+    is ``estimate_true_probabilities``' Newton fit (its LAPACK solve is not kept on disk), not the
+    dozens of small set-up programs (padding, keys, row masks) each process used to compile."""
+    import json
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OFIJAX_CACHE", "OFIJAX_JAX_CACHE", "JAX_COMPILATION_CACHE_DIR")}
+    env.update(OFIJAX_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _SCANS], env=env, capture_output=True,
+                             text=True, check=True, timeout=600)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    assert first["compiled"] > 5  # the first process compiles the scans' programs
+    assert second["fit"] == 1 and second["compiled"] == 1
+    assert second["out"] == first["out"]

@@ -17,7 +17,13 @@ import numpy as np
 
 from .._jaxcache import aot_enabled
 from .._progress import Notice
-from .._validation import align_pandas, check_binary, check_choice, check_probabilities
+from .._validation import (
+    align_pandas,
+    check_binary,
+    check_choice,
+    check_probabilities,
+    device_array,
+)
 from ._alg1 import make_params
 from ._basis import (
     EXACT_MAX_VALUES,
@@ -39,7 +45,6 @@ from ._engine import (
     SEARCH,
     Programs,
     cell_bucket,
-    cell_mask,
     make_problem,
     outcome_counts,
     pad_cells,
@@ -59,6 +64,7 @@ from ._exhaustive import (
     make_enumeration,
     num_subgroups,
 )
+from ._programs import CELLS_IN
 from ._randomization import NullSpec, bias_scan_null_scores, p_value, pad_problem
 from ._result import UNBOUNDED_TEXT, ScanResult, cap_reached, subset_dict, subset_text
 from ._topk import StepSpec, observed_steps, steps_null_scores
@@ -502,8 +508,8 @@ def bias_scan(
         for j in range(k):
             if j > 0 and not outs.score[j] > 0:
                 break
-            rows = np.asarray(cell_mask(data_p.problem, jnp.asarray(outs.mask[j]),
-                                        jnp.asarray(outs.listed[j])))[np.asarray(
+            rows = np.asarray(CELLS_IN(data_p.problem, device_array(outs.mask[j]),
+                                       device_array(outs.listed[j])))[np.asarray(
                                             data_p.row_cell)[:n]] & valids[j]
             results.append(_bias_result(
                 enc, rows, outs.mask[j], outs.listed[j], outs.score[j], outs.log_q[j],
@@ -592,6 +598,6 @@ def score_subset(
         mask, listed = subset_arrays(enc, subset, problem.v_max)
         score, t = score_arrays(problem, Phi, Y, b, jnp.asarray(mask), jnp.asarray(listed),
                                 penalty=opts.penalty)
-        rows = np.asarray(row_mask(problem, jnp.asarray(mask), jnp.asarray(listed)))
+        rows = np.asarray(row_mask(problem, device_array(mask), device_array(listed)))
         return _bias_result(enc, rows, mask, listed, score, t, True, y, p, direction=direction,
                             q_bounds=opts.q_bounds, search="given")

@@ -118,8 +118,7 @@ def check_random_options(*, key: Any, num_samples: Any, num_replicates: Any, nul
                 f"key: required when num_samples > 0 (the randomization test draws {r} random "
                 "null data sets); pass key=jax.random.key(0) or an int seed."
             )
-        with jax.enable_x64(True):
-            key = jax.random.key(0)
+        key = as_key(0, "key")  # jax.random.key(0), without compiling a program
     else:
         key = as_key(key, "key")
         if not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):

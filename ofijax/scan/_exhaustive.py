@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._validation import device_array
 from ._basis import Basis
 from ._engine import Problem
 from ._solve import maximize
@@ -130,7 +131,8 @@ def make_enumeration(n_values, v_max: int) -> Enumeration:
                 counts[a, s] = r
                 s += 1
     radices = np.array([(1 << v) - 1 for v in n_values], np.int32)
-    return Enumeration(jnp.asarray(tables), jnp.asarray(counts, jnp.float64), jnp.asarray(radices))
+    # device_array: a plain transfer (jnp.asarray compiles a program per dtype in every process)
+    return Enumeration(device_array(tables), device_array(counts, np.float64), device_array(radices))
 
 
 def _digits(g, radices, m):

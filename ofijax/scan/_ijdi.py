@@ -27,7 +27,6 @@ import warnings
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._validation import check_choice, check_nonnegative_scalar, device_array
@@ -53,7 +52,7 @@ from ._checks import (
     resolve_data_alias,
 )
 from ._encode import DEFAULT_MAX_VALUES
-from ._engine import cell_mask, make_problem, row_mask
+from ._engine import make_problem, row_mask
 from ._exhaustive import (
     chunk_size,
     make_enumeration,
@@ -65,6 +64,7 @@ from ._ijdi_exhaustive import (
     ijdi_steps_null_scores,
     observed_ijdi_steps,
 )
+from ._programs import CELLS_IN
 from ._randomization import (
     PROCEDURE,
     NullSpec,
@@ -176,7 +176,7 @@ def _history(side: Side, problem, out, n_real) -> list:
     for j in range(int(out.num_scans)):
         m_j, l_j = out.masks[j], out.listeds[j]
         size_j = int(np.asarray(
-            row_mask(problem, jnp.asarray(m_j), jnp.asarray(l_j)))[:n_real].sum())
+            row_mask(problem, device_array(m_j), device_array(l_j)))[:n_real].sum())
         none = int(out.codes[j]) == CODE_NONE
         steps.append(IJDIStep(
             score=0.0 if none else float(out.scores[j]),
@@ -282,7 +282,7 @@ def _drive(spec: NullSpec, side: Side, lam: float, opts: ScanOptions, rnd, stric
                 out = jax.tree.map(lambda a, j=j: a[j], outs)
                 if j > 0 and not float(out.score) > 0:
                     break
-                rows_in = np.asarray(cell_mask(problem, jnp.asarray(out.mask), jnp.asarray(
+                rows_in = np.asarray(CELLS_IN(problem, device_array(out.mask), device_array(
                     out.listed)))[np.asarray(data.row_cell)[: data.n]] & valids[j]
                 steps = _history(side, problem, out, data.n)
                 if j == 0:

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ofijax._jaxcache import aot_jit
 from ofijax._validation import device_array
 
 from ._encode import build_cells
@@ -320,13 +321,16 @@ def pad_problem_cells(problem: Problem, num_cells: int) -> Problem:
     """``problem`` with empty cells appended up to ``num_cells``, as :func:`pad_cells` appends
     them, for a caller without the cell arrays (through the same program)."""
     c = problem.num_cells
-    return pad_cells(problem, jnp.zeros((c, 1), jnp.float64), jnp.zeros(c, jnp.float64),
+    return pad_cells(problem, np.zeros((c, 1), np.float64), np.zeros(c, np.float64),
                      num_cells)[0]
 
 
-@partial(jax.jit, static_argnums=(4, 5))  # one program, not 8 eager ops compiled one by one
 def _pad_arrays(cell_codes, n_cells, Phi, Y, extra: int, code: int = 0):
     def pad(a, value=0):
         return jnp.concatenate([a, jnp.full((extra,) + a.shape[1:], value, a.dtype)])
 
     return pad(cell_codes, code), pad(n_cells), pad(Phi), pad(Y)
+
+
+# One kept executable (``aot_jit``), not 8 eager ops compiled one by one in every process.
+_pad_arrays = aot_jit(_pad_arrays, name="ofijax.scan.pad_arrays", static_argnums=(4, 5))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 import jax
@@ -24,6 +23,7 @@ from .._validation import (
     check_binary,
     check_choice,
     check_nonnegative_scalar,
+    device_array,
 )
 from ._encode import check_unique_columns
 
@@ -131,7 +131,6 @@ def _objective(w, X, y, sw, l2):
     return jnp.sum(sw * (jnp.logaddexp(0.0, z) - y * z)) + 0.5 * l2 * jnp.sum(w[1:] ** 2)
 
 
-@partial(jax.jit, static_argnames=("max_iter",))
 def _fit_newton(X, y, sw, l2, tol, max_iter=_MAX_NEWTON):
     """Damped Newton on the (strictly convex) L2 logistic objective; returns (w, iters, gnorm)."""
     d = X.shape[1] + 1
@@ -171,6 +170,19 @@ def _fit_newton(X, y, sw, l2, tol, max_iter=_MAX_NEWTON):
     w0 = jnp.zeros(d, X.dtype)
     g0, _ = grad_hess(w0)
     return jax.lax.while_loop(cond, body, (w0, jnp.asarray(0), jnp.max(jnp.abs(g0))))
+
+
+def _fit_predict(X, y, sw, l2, tol):
+    """σ(X w₁ + w₀) on every row of ``X`` for the weights :func:`_fit_newton` fits with row
+    weights ``sw``: the fit and its predictions as one program."""
+    w, _, _ = _fit_newton(X, y, sw, l2, tol)
+    return jax.nn.sigmoid(X @ w[1:] + w[0])
+
+
+# One program instead of the fit plus ~8 eager ops, each compiled on first use. Plain ``jax.jit``,
+# not a kept executable (``aot_jit``): the solve calls LAPACK, and an XLA:CPU executable with
+# LAPACK calls read back from disk crashed the process when run (jaxlib 0.10.2).
+_FIT_PREDICT = jax.jit(_fit_predict)
 
 
 def estimate_true_probabilities(
@@ -241,17 +253,16 @@ def estimate_true_probabilities(
             f"y_true: must be 1-D with one label per row of data ({X.shape[0]}); got shape {y.shape}."
         )
     with jax.enable_x64(True):
-        Xj, yj = jnp.asarray(X), jnp.asarray(y)
+        Xj, yj = device_array(X), device_array(y)
+        l2j, tolj = device_array(l2, np.float64), device_array(tol, np.float64)
         if cross_fit == 0:
-            w, _, _ = _fit_newton(Xj, yj, jnp.ones_like(yj), l2, tol)
-            return np.asarray(jax.nn.sigmoid(Xj @ w[1:] + w[0]))
+            return np.asarray(_FIT_PREDICT(Xj, yj, device_array(np.ones_like(y)), l2j, tolj))
         folds = np.arange(X.shape[0]) % cross_fit
         out = np.empty(X.shape[0])
         for k in range(cross_fit):
-            sw = jnp.asarray((folds != k).astype(np.float64))
-            w, _, _ = _fit_newton(Xj, yj, sw, l2, tol)
+            sw = device_array((folds != k).astype(np.float64))
             held = folds == k
-            out[held] = np.asarray(jax.nn.sigmoid(Xj[held] @ w[1:] + w[0]))
+            out[held] = np.asarray(_FIT_PREDICT(Xj, yj, sw, l2j, tolj))[held]
         return out
 
 

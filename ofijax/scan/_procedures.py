@@ -21,6 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .._validation import device_array, is_tracer
 from ._basis import Basis, features
 from ._engine import Problem, outcome_counts, scan_arrays
 
@@ -74,9 +75,13 @@ class Params(NamedTuple):
 
 def make_params(lam=0.0, penalty=0.1, eps=1e-6, strict=False, cap=0) -> Params:
     """:class:`Params` as float64/bool/int32 arrays (call inside ``jax.enable_x64(True)``)."""
-    return Params(jnp.asarray(lam, jnp.float64), jnp.asarray(penalty, jnp.float64),
-                  jnp.asarray(eps, jnp.float64), jnp.asarray(strict, bool),
-                  jnp.asarray(cap, jnp.int32))
+    # Concrete values by a plain transfer (``jnp.asarray`` compiles a program per dtype, in every
+    # process); traced ones (inside jit/vmap) through jnp.
+    def arr(x, dtype):
+        return jnp.asarray(x, dtype) if is_tracer(x) else device_array(x, dtype)
+
+    return Params(arr(lam, jnp.float64), arr(penalty, jnp.float64), arr(eps, jnp.float64),
+                  arr(strict, bool), arr(cap, jnp.int32))
 
 
 class ProcedureOut(NamedTuple):

@@ -48,7 +48,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jaxcache import aot_jit
 from .._progress import Progress
+from .._validation import device_array
 from ._alg1 import algorithm1, check_edges, initial_state, rescan_key
 from ._basis import MAX_FEATURES, Basis, features
 from ._checks import DEFAULT_Q_BOUNDS
@@ -148,15 +150,11 @@ def chunked_null_scores(key: jax.Array, num_samples: int, chunk: int, run_chunk:
     ``chunk`` at a time: replicate r uses ``jax.random.split(replicate_key(key), R)[r]`` whatever
     the chunking (the last chunk is padded with copies of the last key and cut off after).
     ``run_chunk(keys) -> (scores, converged)`` runs one chunk of keys."""
-    keys = jax.random.split(replicate_key(key), num_samples)
-    n_chunks = math.ceil(num_samples / chunk)
-    pad = n_chunks * chunk - num_samples
-    if pad:
-        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+    chunks = _CHUNK_KEYS(key, num_samples, chunk)
     scores, conv = [], []
     bar = Progress(num_samples, "randomization test", unit="replicates")
-    for i in range(n_chunks):
-        s, c = run_chunk(keys[i * chunk:(i + 1) * chunk])
+    for i, keys in enumerate(chunks):
+        s, c = run_chunk(keys)
         scores.append(np.asarray(s))
         conv.append(np.asarray(c))
         bar.update(min(chunk, num_samples - i * chunk))
@@ -164,6 +162,22 @@ def chunked_null_scores(key: jax.Array, num_samples: int, chunk: int, run_chunk:
     s = np.concatenate(scores)[:num_samples]
     c = np.concatenate(conv)[:num_samples]
     return np.asarray(s, np.float64), int(np.sum(~c))
+
+
+def _chunk_keys(key: jax.Array, num_samples: int, chunk: int) -> tuple[jax.Array, ...]:
+    """``jax.random.split(replicate_key(key), num_samples)`` in chunks of ``chunk`` keys, the
+    last padded with copies of the last key."""
+    keys = jax.random.split(replicate_key(key), num_samples)
+    n_chunks = math.ceil(num_samples / chunk)
+    pad = n_chunks * chunk - num_samples
+    if pad:
+        keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
+    return tuple(keys[i * chunk:(i + 1) * chunk] for i in range(n_chunks))
+
+
+# One kept executable (``aot_jit``) instead of the eager split, pad and slices (each a program
+# compiled in every process).
+_CHUNK_KEYS = aot_jit(_chunk_keys, name="ofijax.scan.chunk_keys", static_argnums=(1, 2))
 
 
 def check_randomization_args(num_replicates: Any, null: Any, replicate_chunk: Any) -> int:
@@ -259,7 +273,7 @@ def pad_problem(problem: Problem, y, p) -> Padded:
     """Pad ``problem``'s cells and the rows ``y``, ``p`` to :func:`cell_bucket` sizes."""
     n = int(np.shape(y)[0])
     padded = pad_problem_cells(problem, cell_bucket(problem.num_cells))
-    yp, pp, rc, valid = _pad_rows(jnp.asarray(y, jnp.float64), jnp.asarray(p, jnp.float64),
+    yp, pp, rc, valid = _pad_rows(device_array(y, np.float64), device_array(p, np.float64),
                                   problem.row_cell, cell_bucket(n) - n, padded.num_cells)
     # The padded problem carries the padded row_cell too: an unpadded one would make every jitted
     # procedure retrace for each new row count N (its shape is part of the trace signature).
@@ -267,12 +281,15 @@ def pad_problem(problem: Problem, y, p) -> Padded:
     return Padded(padded, yp, pp, valid, rc, n)
 
 
-@partial(jax.jit, static_argnums=(3, 4))  # one small program instead of ~8 eager ops
 def _pad_rows(y, p, row_cell, n_pad: int, num_cells: int):
     f = lambda a: jnp.concatenate([a, jnp.zeros(n_pad, a.dtype)])  # noqa: E731
     rc = jnp.concatenate([row_cell, jnp.full(n_pad, num_cells, jnp.int32)])
     valid = jnp.arange(y.shape[0] + n_pad) < y.shape[0]
     return f(y), f(p), rc, valid
+
+
+# One kept executable (``aot_jit``) instead of ~8 eager ops compiled in every process.
+_pad_rows = aot_jit(_pad_rows, name="ofijax.scan.pad_rows", static_argnums=(3, 4))
 
 
 def procedure(spec: NullSpec, key, y, p, valid, row_cell, problem, basis, params):

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .._jaxcache import aot_jit
 from ._plan import Problem, aggregation, stack_width
 
 __all__ = [
@@ -99,10 +100,14 @@ def cell_mask(problem: Problem, mask: jax.Array, listed: jax.Array) -> jax.Array
     return in_subset(problem, mask, listed)
 
 
-@jax.jit  # one small program instead of ~15 eager ops, each compiled on first use
 def row_mask(problem: Problem, mask: jax.Array, listed: jax.Array) -> jax.Array:
     """(N,) bool: the rows in the subgroup ``(mask, listed)``."""
     return cell_mask(problem, mask, listed)[problem.row_cell]
+
+
+#: ``row_mask`` as one kept executable (``aot_jit``), not ~15 eager ops compiled in every process
+#: (under a trace it is the plain jitted function).
+row_mask = aot_jit(row_mask, name="ofijax.scan.row_mask")
 
 
 def penalty_count(problem: Problem, mask, listed):
