@@ -124,6 +124,23 @@ def test_dirichlet_multinomial_large_n_is_uniform():
     assert abs(b.var() / var - 1) < 5 * math.sqrt(2 / num) + 0.05
 
 
+
+def test_dirichlet_multinomial_large_n_moments():
+    """n = 3000 (above the tables), α = (4, 1, 2, 3): E X_c = n a_c and Var X_c =
+    n a_c (1 − a_c)(n + α₀)/(1 + α₀), a = α/α₀, for every cell (same shapes as the test above,
+    so the same chain program)."""
+    n, num, alpha = 3000, 1 << 12, np.array([4.0, 1.0, 2.0, 3.0])
+    cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(7), n, alpha, (num,)))
+    assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
+    a0 = alpha.sum()
+    a = alpha / a0
+    var = n * a * (1 - a) * (n + a0) / (1 + a0)
+    x = cms.astype(np.float64)
+    assert np.all(np.abs(x.mean(0) - n * a) < 5 * np.sqrt(var / num))
+    # the sample variance's relative s.e. is √((κ − 1)/num), κ ≈ the Beta marginal's kurtosis
+    kurt = np.array([float(stats.beta(c, a0 - c).stats(moments="k")) + 3 for c in alpha])
+    assert np.all(np.abs(x.var(0) / var - 1) < 5 * np.sqrt((kurt - 1) / num) + 0.01)
+
 def test_eager_metrics_chunked_transfer_same_values_and_errors():
     """Above 2^18 rows the eager path moves the counts in blocks: same float64 values as NumPy's
     exact division, same error for a bad row in a later block, any leading shape."""

@@ -109,7 +109,8 @@ def sample_dirichlet_multinomial(
     p ~ Dirichlet(alpha), CM | p ~ Multinomial(n, p), drawn without p as conditional
     beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
     FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048, else p ~ Dirichlet in
-    the default float, then the exact binomial stages of :func:`multinomial_cms`). alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
+    float32 by :func:`dirichlet`, then the exact binomial stages of :func:`multinomial_cms`).
+    alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
 
     Example:
         >>> import jax
@@ -123,7 +124,8 @@ def sample_dirichlet_multinomial(
     shape = _check_shape(shape)
     if n > _S.TABLE_MAX_N:
         k0, k1 = jax.random.split(key)
-        p = jax.random.dirichlet(k0, jnp.asarray(a, jnp.result_type(float)), shape)
+        size = int(np.prod(shape, dtype=np.int64))
+        p = dirichlet(k0, a, size)
         with jax.enable_x64(True):
             return _binomial_chain(k1, np.int32(n), p, shape)
     t = _tables(n, "dirichlet", a)
@@ -403,6 +405,77 @@ def _multinomial_block(key, n, p, size):
     two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
     tp, fp = two[:size], two[size:]
     return _S._stack_cells(tp, pos - tp, fp, n - pos - fp)
+
+
+# ------------------------------------------------------------------ Dirichlet probabilities
+
+
+#: Rows whose four gammas are not all accepted after two candidates each (~1 % for α ≥ 1) are
+#: redrawn whole from pools of size // GAMMA_POOL + 64 rows until none is left.
+GAMMA_POOL = 32
+
+
+def _gamma_rows(key, alpha: tuple, m: int):
+    """log Gamma(α_c) for c = 0..3 on m rows (float32), and whether the row is accepted.
+
+    Marsaglia–Tsang ("A simple method for generating gamma variables", 2000) for α + 1 where
+    α < 1 (boosted by log U / α), else α: d = α − 1/3, c = 1/√(9d), x ~ N(0, 1), v = (1 + cx)³,
+    accept when 1 + cx > 0 and (u < 1 − 0.0331 x⁴ or log u < x²/2 + d(1 − v + log v)); the
+    value is d v. Two candidates per gamma, the normals of one Box–Muller pair (u₁ has 32 bits
+    and a floor of 2^-33, so |x| ≤ 6.7: the tail beyond, 2e-11 of the mass, is not drawn).
+    """
+    f32 = jnp.float32
+    a = np.asarray(alpha, np.float64)
+    boost = a < 1
+    d = np.where(boost, a + 1, a) - 1 / 3
+    c = 1 / np.sqrt(9 * d)
+    w = _S.random_bits(key, (5, m, 4))
+    u1 = w[0].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
+    theta = (w[1] >> 8).astype(f32) * f32(2 * np.pi * 2.0**-24)
+    r = jnp.sqrt(f32(-2) * jnp.log(u1))
+    dd, cc = jnp.asarray(d, f32), jnp.asarray(c, f32)
+
+    def cand(x, wu):
+        u = ((wu >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
+        t = f32(1) + cc * x
+        logv = f32(3) * jnp.log(jnp.where(t > 0, t, f32(1)))
+        v = t * t * t
+        x2 = x * x
+        ok = (t > 0) & ((u < f32(1) - f32(0.0331) * x2 * x2)
+                        | (jnp.log(u) < f32(0.5) * x2 + dd * (f32(1) - v + logv)))
+        return logv, ok
+
+    lv1, ok1 = cand(r * jnp.cos(theta), w[2])
+    lv2, ok2 = cand(r * jnp.sin(theta), w[3])
+    lg = jnp.log(dd) + jnp.where(ok1, lv1, lv2)
+    if boost.any():
+        u3 = ((w[4] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
+        lg = lg + jnp.where(jnp.asarray(boost), jnp.log(u3) / jnp.asarray(a, f32), f32(0))
+    return lg, jnp.all(ok1 | ok2, axis=-1)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def dirichlet(key: jax.Array, alpha: tuple, size: int) -> jax.Array:
+    """p ~ Dirichlet(alpha), float32 (size, 4), from four gammas per row (:func:`_gamma_rows`,
+    normalised in log space so that tiny α do not underflow to 0/0).
+
+    A row with a rejected gamma is redrawn whole (its accepted gammas too) from fresh words:
+    which fresh row replaces which depends only on which rows were rejected, so accepted rows
+    keep Marsaglia–Tsang's law (float32 arithmetic: ~1e-7 relative in the acceptance bounds).
+    """
+    lg, ok = _gamma_rows(jax.random.fold_in(key, 0), alpha, size)
+    pool = min(size, size // GAMMA_POOL + 64)
+
+    def body(c):
+        i, lg, ok = c
+        idx = _compact(~ok, pool)
+        fresh, fok = _gamma_rows(jax.random.fold_in(key, i), alpha, pool)
+        return i + 1, lg.at[idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
+
+    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), body, (jnp.int32(1), lg, ok))
+    e = jnp.exp(lg - jnp.max(lg, axis=-1, keepdims=True))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
+
 
 
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
