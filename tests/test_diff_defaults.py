@@ -107,3 +107,50 @@ def test_new_parameters_are_checked_cloned_pickled_and_traced():
     OFIClassifier(tolerance=0.03, strength=1.5, surrogate_temperature=0.2, **kw).fit(
         X, Y, sensitive_features=G)
     assert _estimator._fit_program._cache_size() == before
+
+
+# ------------------------------------------------------------ iterate averaging (average=...)
+
+
+def test_the_running_mean_is_numpys_mean_of_the_included_iterates():
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(1)
+    iterates = rng.normal(size=(9, 3))
+    include = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1], bool)
+    mean, count = {"w": jnp.asarray(iterates[0])}, jnp.zeros((), jnp.int32)
+    for it, inc in zip(iterates, include, strict=True):
+        mean, count = _estimator._running_mean(mean, {"w": jnp.asarray(it)}, count,
+                                               jnp.asarray(inc))
+    assert int(count) == 5
+    np.testing.assert_allclose(np.asarray(mean["w"]), iterates[include].mean(axis=0), rtol=1e-6)
+
+
+def test_polyak_averaging_of_one_iterate_is_the_last_iterate():
+    """Two steps in all (one batch, two epochs): the second half is the last iterate alone."""
+    kw = {**FAST, "epochs": 2, "batch_size": N}
+    last = OFIClassifier(**kw).fit(X, Y, sensitive_features=G)
+    avg = OFIClassifier(average="polyak", **kw).fit(X, Y, sensitive_features=G)
+    np.testing.assert_allclose(avg.params_["w"], last.params_["w"], rtol=1e-6)
+    np.testing.assert_allclose(avg.params_["b"], last.params_["b"], rtol=1e-6, atol=1e-9)
+
+
+def test_polyak_averaging_trains_is_checked_cloned_and_pickled():
+    from sklearn.base import clone
+
+    for bad in ("ema", "Polyak", True, 1):
+        with pytest.raises(ValueError, match="^average: must be None"):
+            OFIClassifier(average=bad).fit(X, Y, sensitive_features=G)
+    assert clone(OFIClassifier(average="polyak")).get_params()["average"] == "polyak"
+    assert OFIClassifier().get_params()["average"] is None
+    last = OFIClassifier(**FAST).fit(X, Y, sensitive_features=G)
+    avg = OFIClassifier(average="polyak", **FAST).fit(X, Y, sensitive_features=G)
+    assert not np.allclose(avg.params_["w"], last.params_["w"])
+    assert np.mean(avg.predict(X) == Y) > 0.7
+    again = pickle.loads(pickle.dumps(avg))
+    np.testing.assert_array_equal(again.predict(X), avg.predict(X))
+    # the penalty's numbers stay traced with averaging on: another value compiles nothing new
+    before = _estimator._fit_program._cache_size()
+    OFIClassifier(average="polyak", tolerance=0.01, strength=3.0, **FAST).fit(
+        X, Y, sensitive_features=G)
+    assert _estimator._fit_program._cache_size() == before

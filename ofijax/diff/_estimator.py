@@ -49,6 +49,15 @@ __all__ = ["OFIClassifier"]
 
 PENALTIES = ("ofi", "di", "rate_parity", "equalized_odds")
 MODELS = ("logistic", "mlp")
+AVERAGES = (None, "polyak")
+
+
+def _running_mean(mean: Any, params: Any, count: jax.Array, include: jax.Array) -> tuple:
+    """One step of the running mean of parameter iterates: with ``include`` the iterate joins
+    (``count`` + 1 iterates, mean += (params − mean) / (count + 1)); otherwise nothing moves."""
+    new = count + include.astype(count.dtype)
+    frac = jnp.where(include, 1.0 / jnp.maximum(new, 1), 0.0)
+    return jax.tree.map(lambda m, q: m + frac.astype(m.dtype) * (q - m), mean, params), new
 
 
 @functools.cache
@@ -76,13 +85,17 @@ def _adam(learning_rate: float, total_steps: int) -> Any:
 @functools.partial(
     jax.jit,
     static_argnames=("apply_fn", "optimizer", "penalty_fn", "num_epochs", "batch_size",
-                     "penalty_rows"),
+                     "penalty_rows", "average"),
 )
 def _fit_program(
     key, params, x, y, gw, w, strength, temperature, tolerance, *,
-    apply_fn, optimizer, penalty_fn, num_epochs, batch_size, penalty_rows,
+    apply_fn, optimizer, penalty_fn, num_epochs, batch_size, penalty_rows, average=False,
 ):
     """Adam on shuffled mini-batches; returns ``(params, per-epoch mean loss, mean penalty)``.
+
+    With ``average`` the parameters returned are the uniform mean of the iterates after steps
+    ``total // 2`` to ``total - 1`` (Polyak averaging over the second half; ``total`` = epochs ×
+    batches per epoch), otherwise the last iterate.
 
     Each epoch draws a permutation of the rows; the last batch is filled up with weight-0 rows
     so every batch has one shape. The penalty's soft CMs come from the mini-batch
@@ -100,7 +113,10 @@ def _fit_program(
     valid = (jnp.arange(nb * batch_size) < n).reshape(nb, batch_size).astype(w.dtype)
     full = Batch(x, y, gw, w) if penalty_rows >= n else None
 
-    def epoch(carry, k):
+    start = (num_epochs * nb) // 2
+
+    def epoch(carry, inp):
+        k, e = inp
         perm = jax.random.permutation(k, n)
         idx = jnp.concatenate([perm, jnp.zeros((pad,), perm.dtype)]).reshape(nb, batch_size)
         perm_pen = (jax.random.permutation(jax.random.fold_in(k, 1), n)
@@ -108,21 +124,25 @@ def _fit_program(
 
         def body(c, inp):
             ix, v, i = inp
-            p, o = c
+            p, o, avg, cnt = c
             b = Batch(x[ix], y[ix], gw[ix], w[ix] * v)
             pb = full
             if perm_pen is not None:
                 jx = perm_pen[(i * penalty_rows + jnp.arange(penalty_rows)) % n]
                 pb = Batch(x[jx], y[jx], gw[jx], w[jx])
             p, o, _, m = step(strength, p, o, b, pstate, pb)
-            return (p, o), (m.loss, m.penalty)
+            if average:
+                avg, cnt = _running_mean(avg, p, cnt, e * nb + i >= start)
+            return (p, o, avg, cnt), (m.loss, m.penalty)
 
         carry, (loss, pen) = jax.lax.scan(body, carry, (idx, valid, jnp.arange(nb)))
         return carry, (jnp.mean(loss), jnp.mean(pen))
 
     keys = jax.random.split(key, num_epochs)
-    (params, _), (loss, pen) = jax.lax.scan(epoch, (params, optimizer.init(params)), keys)
-    return params, loss, pen
+    carry = (params, optimizer.init(params), params, jnp.zeros((), jnp.int32))
+    (params, _, avg, _), (loss, pen) = jax.lax.scan(
+        epoch, carry, (keys, jnp.arange(num_epochs)))
+    return (avg if average else params), loss, pen
 
 
 class _FitRequest(dict):
@@ -173,6 +193,9 @@ class OFIClassifier(ParamsMixin):
             when there are at most this many (the exact soft training gap), otherwise the next
             window of a per-epoch permutation; ``None`` = the cross-entropy's mini-batch, whose
             per-group statistics carry a large sampling error at small batch sizes.
+        average: ``None`` (the last iterate) or ``"polyak"``: the model returned is the uniform
+            mean of the parameter iterates over the second half of the training steps, which
+            lowers the variance of the last iterate.
         standardize: centre and scale ``X`` with the training mean and standard deviation.
         random_state: int seed (initial weights and batch order); the same seed gives the same
             model.
@@ -226,6 +249,7 @@ class OFIClassifier(ParamsMixin):
         batch_size: int = 256,
         penalty_batch_size: int | None = 4096,
         learning_rate: float = 0.05,
+        average: str | None = None,
         standardize: bool = True,
         random_state: int = 0,
     ) -> None:
@@ -242,6 +266,7 @@ class OFIClassifier(ParamsMixin):
         self.batch_size = batch_size
         self.penalty_batch_size = penalty_batch_size
         self.learning_rate = learning_rate
+        self.average = average
         self.standardize = standardize
         self.random_state = random_state
 
@@ -345,6 +370,12 @@ class OFIClassifier(ParamsMixin):
             raise ValueError(
                 f"hidden_layer_sizes: must be a tuple of positive integers such as (16,); "
                 f"got {self.hidden_layer_sizes!r}."
+            )
+        if not any(self.average is a or (isinstance(self.average, str) and self.average == a)
+                   for a in AVERAGES):
+            raise ValueError(
+                f"average: must be None (the last iterate) or 'polyak' (the mean of the second "
+                f"half's iterates); got {self.average!r}."
             )
         if not isinstance(self.standardize, bool):
             raise ValueError(f"standardize: must be True or False; got {self.standardize!r}.")
@@ -529,6 +560,7 @@ class OFIClassifier(ParamsMixin):
             batch_size=bs,
             penalty_rows=0 if self.penalty_batch_size is None else int(
                 min(self.penalty_batch_size, n)),
+            average=self.average == "polyak",
         )
         self.params_ = jax.tree.map(np.asarray, params)
         self.loss_curve_ = np.asarray(loss)
