@@ -327,7 +327,7 @@ def test_tradeoff_sweep_refuses_evaluation_groups_that_mean_other_groups():
 
 @pytest.mark.slow
 def test_diff_defaults_quick_runs(tmp_path):
-    """experiments/diff_defaults.py --quick: selection on validation, check on test, CSV."""
+    """experiments/diff_defaults.py --quick (round 3): selection on validation, check on test."""
     import subprocess
     import sys
     from pathlib import Path
@@ -342,9 +342,10 @@ def test_diff_defaults_quick_runs(tmp_path):
     lines = dict(line.split(": ", 1) for line in out.stdout.splitlines()
                  if ": " in line and " " not in line.split(": ", 1)[0])
     assert 0.5 < float(lines["test_lr_acc_median"]) < 0.8
-    assert float(lines["test_noise_floor_median"]) > 0
-    csv = pd.read_csv(tmp_path / "diff_defaults_quick.csv")
-    assert set(csv.stage) == {"optimizer", "reference", "penalty", "test"}
+    assert float(lines["test_chosen_noise_floor_median"]) > 0
+    csv = pd.read_csv(tmp_path / "diff_defaults_round3_quick.csv")
+    assert set(csv.stage) == {"reference", "candidate", "test"}
+    assert set(csv.seed) == {900, 901}  # never round 3's seeds (100-115)
 
 
 def test_evaluate_with_sample_weight_uses_kish_sizes():
