@@ -108,8 +108,9 @@ def sample_dirichlet_multinomial(
 
     p ~ Dirichlet(alpha), CM | p ~ Multinomial(n, p), drawn without p as conditional
     beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
-    FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048, else p ~ Dirichlet in
-    float32 by :func:`dirichlet`, then the exact binomial stages of :func:`multinomial_cms`).
+    FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048; above, in blocks of
+    2^14 rows, p ~ Dirichlet in float32 by :func:`dirichlet`, then the exact binomial stages of
+    :func:`multinomial_cms`).
     alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
 
     Example:
@@ -123,11 +124,9 @@ def sample_dirichlet_multinomial(
     a = _check_alpha(alpha)
     shape = _check_shape(shape)
     if n > _S.TABLE_MAX_N:
-        k0, k1 = jax.random.split(key)
         size = int(np.prod(shape, dtype=np.int64))
-        p = dirichlet(k0, a, size)
         with jax.enable_x64(True):
-            return _binomial_chain(k1, np.int32(n), p, shape)
+            return _dirichlet_chain(key, np.int32(n), a, size).reshape(tuple(shape) + (4,))
     t = _tables(n, "dirichlet", a)
     return _S.table_sample(key, n, *t, shape)
 
@@ -395,6 +394,25 @@ def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> ja
         return out.reshape(-1, 4)[:size]
 
 
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _dirichlet_chain(key, n, alpha, size):
+    """Dirichlet-multinomial(n, alpha) matrices int32 (size, 4): per block of
+    :data:`MULTINOMIAL_CHUNK` rows (a key per block), p ~ Dirichlet(alpha) by :func:`dirichlet`,
+    then the two binomial stages of :func:`multinomial_cms` on it (temporaries stay small)."""
+    with jax.enable_x64(True):
+        n = jnp.asarray(n, jnp.int32)
+
+        def block(k, m):
+            k0, k1 = jax.random.split(k)
+            return _multinomial_block(k1, n, dirichlet(k0, alpha, m).astype(jnp.float64), m)
+
+        if size <= MULTINOMIAL_CHUNK:
+            return block(key, size)
+        blocks = -(-size // MULTINOMIAL_CHUNK)
+        out = lax.map(lambda k: block(k, MULTINOMIAL_CHUNK), jax.random.split(key, blocks))
+        return out.reshape(-1, 4)[:size]
+
+
 def _multinomial_block(key, n, p, size):
     k0, k1 = jax.random.split(key)
     spos, sneg = p[..., 0] + p[..., 1], p[..., 2] + p[..., 3]
@@ -415,6 +433,27 @@ def _multinomial_block(key, n, p, size):
 GAMMA_POOL = 32
 
 
+def _cos_sin_turn(w):
+    """cos 2πt and sin 2πt (float32) for t = ⌊w / 2^8⌋ / 2^24, a uint32 word's top 24 bits.
+
+    The top two bits pick the quadrant (an exact rotation by q · 90°), the next 22 the angle
+    ψ ∈ [0, π/2) inside it, where Taylor polynomials of degree 11 (sin) and 12 (cos) truncate at
+    < 4e-8; with float32 rounding within 2.1e-7 of cos/sin (tested). XLA:CPU's float32 sin/cos
+    cost ~3x more per element here (experiments/notes/samplers.md).
+    """
+    f32 = jnp.float32
+    q = w >> 30
+    psi = ((w >> 8) & jnp.uint32(0x3FFFFF)).astype(f32) * f32(np.pi / 2 * 2.0**-22)
+    z = psi * psi
+    s = psi * (1 + z * (f32(-1 / 6) + z * (f32(1 / 120) + z * (f32(-1 / 5040) + z * (
+        f32(1 / 362880) + z * f32(-1 / 39916800))))))
+    c = 1 + z * (f32(-1 / 2) + z * (f32(1 / 24) + z * (f32(-1 / 720) + z * (f32(1 / 40320) + z * (
+        f32(-1 / 3628800) + z * f32(1 / 479001600))))))
+    cos = jnp.where(q == 0, c, jnp.where(q == 1, -s, jnp.where(q == 2, -c, s)))
+    sin = jnp.where(q == 0, s, jnp.where(q == 1, c, jnp.where(q == 2, -s, -c)))
+    return cos, sin
+
+
 def _gamma_rows(key, alpha: tuple, m: int):
     """log Gamma(α_c) for c = 0..3 on m rows (float32), and whether the row is accepted.
 
@@ -431,7 +470,7 @@ def _gamma_rows(key, alpha: tuple, m: int):
     c = 1 / np.sqrt(9 * d)
     w = _S.random_bits(key, (5, m, 4))
     u1 = w[0].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
-    theta = (w[1] >> 8).astype(f32) * f32(2 * np.pi * 2.0**-24)
+    cos, sin = _cos_sin_turn(w[1])
     r = jnp.sqrt(f32(-2) * jnp.log(u1))
     dd, cc = jnp.asarray(d, f32), jnp.asarray(c, f32)
 
@@ -445,8 +484,8 @@ def _gamma_rows(key, alpha: tuple, m: int):
                         | (jnp.log(u) < f32(0.5) * x2 + dd * (f32(1) - v + logv)))
         return logv, ok
 
-    lv1, ok1 = cand(r * jnp.cos(theta), w[2])
-    lv2, ok2 = cand(r * jnp.sin(theta), w[3])
+    lv1, ok1 = cand(r * cos, w[2])
+    lv2, ok2 = cand(r * sin, w[3])
     lg = jnp.log(dd) + jnp.where(ok1, lv1, lv2)
     if boost.any():
         u3 = ((w[4] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
