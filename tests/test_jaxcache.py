@@ -450,7 +450,7 @@ def test_compiles_pause_the_garbage_collector_and_restore_it(monkeypatch, tmp_pa
         (gc.enable if was else gc.disable)()
 
 
-# The README's scan block (COMPAS, every scan kind with a randomization test and top-k), run in a
+# The README's scan block (COMPAS, every scan kind, randomization tests and top-k), run in a
 # process of its own; prints how many XLA programs it compiled and its results.
 _SCANS = textwrap.dedent("""
     import json
@@ -471,6 +471,8 @@ _SCANS = textwrap.dedent("""
     out.append(scan.fpr_scan(attrs, y, low, top_k=2).top[-1].score)
     out.append(scan.ijdi_scan(attrs, y, low, p, lam=1.0, side="negative").score)
     out.append(scan.bias_scan(attrs, y, p, direction="negative", penalty=0.1).score)
+    r = scan.bias_scan(attrs, y, p, search="coordinate_ascent", num_samples=3, key=1)
+    out += [r.score, r.p_value]
     print(json.dumps({"fit": fit, "compiled": len(compiled), "out": out}))
 """)
 

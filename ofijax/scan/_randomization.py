@@ -41,7 +41,6 @@ import dataclasses
 import math
 import os
 import threading
-from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -142,6 +141,10 @@ def replicate_key(key: jax.Array) -> jax.Array:
     """The key replicates are drawn from, derived from the scan's key (the observed run uses
     ``key`` itself, so its result does not depend on whether a test is run)."""
     return jax.random.fold_in(key, REPLICATE_STREAM)
+
+
+# A kept executable (``aot_jit``); under a trace, the plain jitted function.
+replicate_key = aot_jit(replicate_key, name="ofijax.scan.replicate_key")
 
 
 def chunked_null_scores(key: jax.Array, num_samples: int, chunk: int, run_chunk: Any
@@ -459,7 +462,6 @@ def ijdi_null_scores(keys, spec: NullSpec, data: Padded, p_null, basis, params, 
     return scores, conv
 
 
-@partial(jax.jit, static_argnames=("num_cells",))
 def _bernoulli_counts(kd, y, p_null, valid, row_cell, num_cells: int):
     """Scan key data and outcome counts ``Y*`` of one Bernoulli replicate (key data ``kd``)."""
     k_null, k_scan = jax.random.split(jax.random.wrap_key_data(kd))
@@ -467,10 +469,22 @@ def _bernoulli_counts(kd, y, p_null, valid, row_cell, num_cells: int):
     return jax.random.key_data(k_scan), outcome_counts(y_r, rc, num_cells)
 
 
-@partial(jax.jit, static_argnames=("num_cells",))
 def _fixed_features(p, row_cell, num_cells: int, basis: Basis):
     """The cell features every Bernoulli replicate of Bias Scan shares (p and cells are fixed)."""
     return features(p, row_cell, num_cells, basis)
+
+
+def _split_keys(key, num: int):
+    """``jax.random.split(key, num)``."""
+    return jax.random.split(key, num)
+
+
+# Kept executables (``aot_jit``): a cache-warm process runs a randomization test's set-up without
+# compiling (``num_cells`` and ``num`` static, passed by position).
+_bernoulli_counts = aot_jit(_bernoulli_counts, name="ofijax.scan.bernoulli_counts",
+                            static_argnums=(5,))
+_fixed_features = aot_jit(_fixed_features, name="ofijax.scan.fixed_features", static_argnums=(2,))
+_SPLIT_KEYS = aot_jit(_split_keys, name="ofijax.scan.split_keys", static_argnums=(1,))
 
 
 #: Bias Scan's Bernoulli replicates on CPU run the observed scan's fast-compiling program for up to
@@ -620,7 +634,7 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
     ndev = jax.device_count()
     if ndev > 1 and chunk % ndev:
         chunk = ndev * math.ceil(chunk / ndev)
-    keys = jax.random.split(key, num_replicates)
+    keys = _SPLIT_KEYS(key, num_replicates)
     n_chunks = math.ceil(num_replicates / chunk)
     bar = Progress(num_replicates, "randomization test", unit="replicates")
     if spec.kind == "ijdi":
