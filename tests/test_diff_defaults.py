@@ -1,8 +1,11 @@
-"""OFIClassifier's penalty on the whole training set (``penalty_batch_size``) and its tolerance.
+"""OFIClassifier's penalty on the whole training set (``penalty_batch_size``), its tolerance,
+and iterate averaging (``average``).
 
 References are independent: the soft training OFI recomputed in NumPy from the fitted weights
-(B_g = mean over the group of sigmoid(z/T) - y, hinged at the tolerance), and bit-for-bit
-equality with the unpenalized fit where the hinge makes the penalty identically 0. Sizes are
+(B_g = mean over the group of sigmoid(z/T) - y, hinged at the tolerance), bit-for-bit
+equality with the unpenalized fit where the hinge makes the penalty identically 0, NumPy's mean
+of the included iterates for the running mean, and the last iterate where the second half of
+training is one step. Sizes are
 tiny (200 rows, a few epochs) so the file runs in seconds.
 """
 
@@ -126,6 +129,7 @@ def test_the_running_mean_is_numpys_mean_of_the_included_iterates():
     np.testing.assert_allclose(np.asarray(mean["w"]), iterates[include].mean(axis=0), rtol=1e-6)
 
 
+@pytest.mark.slow  # two programs of their own (about 1 CPU-s each to compile)
 def test_polyak_averaging_of_one_iterate_is_the_last_iterate():
     """Two steps in all (one batch, two epochs): the second half is the last iterate alone."""
     kw = {**FAST, "epochs": 2, "batch_size": N}
@@ -154,3 +158,4 @@ def test_polyak_averaging_trains_is_checked_cloned_and_pickled():
     OFIClassifier(average="polyak", tolerance=0.01, strength=3.0, **FAST).fit(
         X, Y, sensitive_features=G)
     assert _estimator._fit_program._cache_size() == before
+
