@@ -23,6 +23,12 @@ is ``sample_multinomial``: inverse-CDF tables up to n = 250, above that the two-
 binomial chain (BTRS, ``distributions._samplers.multinomial_cms``); "one call" draws both
 groups (same n and probabilities) as ``sample_multinomial(key, n, p, (2, pairs))``; writes
 experiments/results/bench_distributions_n.csv and a table, then ``name: value`` lines.
+Dirichlet-multinomial (alpha = ALPHA) is timed against ``rng.dirichlet`` + ``rng.multinomial``
+(vectorized), subsample (n <= 2048, from a group of 10 n rows) against the fastest on a small
+trial of ``Generator.multivariate_hypergeometric`` ("marginals" / "count") and the chain of
+``Generator.hypergeometric``; cold first calls (trace + compile + run, fresh processes) at
+n = 1e3 and 1e5 follow the table. ``--pair-forms`` times two multinomial groups in one program
+five ways (two calls, two calls in order, one call of 2x rows, lax.map over two keys, one group).
 The machine is shared: absolute times are noisy; compare the ratio measured in the same run.
 """
 
@@ -364,6 +370,58 @@ def bench_cold(num: int) -> list[dict]:
     return rows
 
 
+def main_pair_forms(args) -> None:
+    """Two multinomial groups in one jitted program, five ways (n = 1e4, 2^20 rows each),
+    interleaved with NumPy's two Generator.multinomial calls: is a pair dearer than two groups?"""
+    import jax.numpy as jnp
+    from jax import lax
+
+    from ofijax.distributions import _samplers as S
+
+    n, num = 10_000, 1 << (16 if args.quick else 20)
+    p = np.asarray(PROBS)
+
+    def chain(key, size):
+        with jax.enable_x64(True):
+            return S.multinomial_cms(key, jnp.int32(n), jnp.asarray(p, jnp.float64), size)
+
+    def two(key):
+        k0, k1 = jax.random.split(key)
+        return ofijax.ofi(chain(k0, num), chain(k1, num))
+
+    def two_in_order(key):  # the second group's key waits for the first group's draws
+        k0, k1 = jax.random.split(key)
+        a = chain(k0, num)
+        a, k1 = lax.optimization_barrier((a, k1))
+        return ofijax.ofi(a, chain(k1, num))
+
+    def one_call(key):
+        c = chain(key, 2 * num).reshape(2, num, 4)
+        return ofijax.ofi(c[0], c[1])
+
+    def mapped(key):  # one loop over the two groups' keys
+        c = lax.map(lambda k: chain(k, num), jax.random.split(key))
+        return ofijax.ofi(c[0], c[1])
+
+    rng = np.random.default_rng(0)
+    fns = {"one_group": jax.jit(lambda key: chain(key, num)), "two_calls": jax.jit(two),
+           "two_calls_in_order": jax.jit(two_in_order), "one_call_2x": jax.jit(one_call),
+           "lax_map_two": jax.jit(mapped),
+           "numpy_two": lambda key: (rng.multinomial(n, p, size=num), rng.multinomial(n, p, size=num))}
+    for f in fns.values():
+        jax.block_until_ready(f(jax.random.key(0)))
+    best = {k: float("inf") for k in fns}
+    for r in range(args.repeats):
+        for name, f in fns.items():
+            t = time.perf_counter()
+            jax.block_until_ready(f(jax.random.key(r + 1)))
+            best[name] = min(best[name], time.perf_counter() - t)
+    print(f"load_average_at_start_1min: {LOAD_AT_START:.2f}")
+    print(f"load_average_1min: {os.getloadavg()[0]:.2f}")
+    for name, sec in best.items():
+        print(f"{name}_ms: {sec * 1e3:.1f}")
+
+
 def main_over_n(args) -> None:
     num = 1 << (16 if args.quick else 20)
     ns = (10, 100, 1000, 10_000, 100_000, 1_000_000)
@@ -416,11 +474,15 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats (the minimum is kept)")
     ap.add_argument("--over-n", action="store_true",
                     help="time drawing two groups + OFI at n = 10 ... 1e6 against NumPy (#41)")
+    ap.add_argument("--pair-forms", action="store_true",
+                    help="time two multinomial groups in one program five ways (n = 1e4)")
     ap.add_argument("--cold-one", nargs=3, metavar=("KIND", "N", "PAIRS"),
                     help="internal: one cold run in this process (used by --over-n)")
     args = ap.parse_args()
     if args.cold_one:
         return cold_one(args.cold_one[0], int(args.cold_one[1]), int(args.cold_one[2]))
+    if args.pair_forms:
+        return main_pair_forms(args)
     if args.over_n:
         return main_over_n(args)
     n = 100
