@@ -468,7 +468,7 @@ def _gamma_rows(key, alpha: tuple, m: int):
     boost = a < 1
     d = np.where(boost, a + 1, a) - 1 / 3
     c = 1 / np.sqrt(9 * d)
-    w = _S.random_bits(key, (5, m, 4))
+    w = _S.random_bits(key, (5 if boost.any() else 4, m, 4))  # the fifth: the boosts' U
     u1 = w[0].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
     cos, sin = _cos_sin_turn(w[1])
     r = jnp.sqrt(f32(-2) * jnp.log(u1))
