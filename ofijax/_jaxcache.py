@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["FAST_COMPILE", "MIN_COMPILE_SECS", "AOTFunction", "aot_enabled", "aot_jit",
-           "cache_settings", "compiler_options", "enable", "enabled_dir"]
+           "cache_settings", "compiler_options", "enable", "enabled_dir", "kept_array"]
 
 #: With ``OFIJAX_JAX_CACHE=1``: JAX writes every program (the many small programs of a first call
 #: add up; see experiments/notes/suite_and_cache.md).
@@ -520,5 +520,39 @@ def _store(key: str, compiled) -> bool:
             pass
     return True
 
+
+
+def kept_array(name: str, parts: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    """``compute()``, kept on disk next to the kept executables: a NumPy result that depends only
+    on ``parts`` and ofijax's source (e.g. a basis built by an SVD) is computed once, and later
+    processes read it back (``.npy``, lossless: the same array bit for bit). Computed every time
+    when the cache or kept executables are off (``OFIJAX_CACHE=0``, ``OFIJAX_AOT=0``); an
+    unreadable or unwritable file is ignored.
+
+    >>> import numpy as np
+    >>> kept_array("demo", (3,), lambda: np.arange(3.0)).tolist()
+    [0.0, 1.0, 2.0]
+    """
+    if _ENABLED_DIR is None or not _flag(os.environ, "OFIJAX_AOT", "1"):
+        return compute()
+    import platform
+
+    text = repr((_AOT_FORMAT, "array", name, _source_digest(), np.__version__,
+                 platform.machine(), parts))
+    path = _aot_path(hashlib.sha256(text.encode()).hexdigest()).replace(".aot", ".npy")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        pass
+    out = compute()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, out, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:  # read-only folder, disk full
+        pass
+    return out
 
 enable()

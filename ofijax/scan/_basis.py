@@ -51,6 +51,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ofijax._jaxcache import kept_array
 from ofijax._validation import device_array
 
 from ._checks import DEFAULT_Q_BOUNDS
@@ -194,16 +195,26 @@ def _cheb_values(t_lo: float, t_hi: float, k: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=32)
 def reduced_projection(t_lo: float, t_hi: float, k: int, tol: float = RANK_TOL) -> np.ndarray:
-    """``(K, r)`` orthonormal W: the smallest r whose projection error is ≤ ``tol`` per row.
-
-    W = the leading right singular vectors of the Chebyshev coefficients of ``g_p`` over a dense p
-    grid; r is checked on held-out p (see module doc). Returns the identity when no r < K meets
-    ``tol``.
+    """``(K, r)`` orthonormal W: the smallest r whose projection error is ≤ ``tol`` per row
+    (:func:`_reduced_projection`), kept in ofijax's cache folder (``kept_array``: a later process
+    reads it instead of repeating the SVD and the rank search, ~0.25 s or more under load).
 
     Examples:
       >>> import math
       >>> reduced_projection(0.0, math.log(1e6), 68).shape[1] < 50
       True
+    """
+    parts = (float(t_lo).hex(), float(t_hi).hex(), int(k), float(tol).hex())
+    return kept_array("ofijax.scan.reduced_projection", parts,
+                      lambda: _reduced_projection(t_lo, t_hi, k, tol))
+
+
+def _reduced_projection(t_lo: float, t_hi: float, k: int, tol: float = RANK_TOL) -> np.ndarray:
+    """``(K, r)`` orthonormal W: the smallest r whose projection error is ≤ ``tol`` per row.
+
+    W = the leading right singular vectors of the Chebyshev coefficients of ``g_p`` over a dense p
+    grid; r is checked on held-out p (see module doc). Returns the identity when no r < K meets
+    ``tol``.
     """
     nodes = 0.5 * (t_lo + t_hi) + 0.5 * (t_hi - t_lo) * _cheb_nodes_x(k)
     e = np.expm1(nodes)
