@@ -4,7 +4,8 @@ Owns the checked wrappers around the exact samplers of :mod:`._sampling` (:func:
 :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`, :func:`subsample`), the exact
 binomial sampler at any n (:func:`binomial`: Hörmann's BTRS, vectorized, with compacted refills;
 inversion for small means) and the two-stage multinomial built on it (:func:`multinomial_cms`,
-for groups above the tables), their conditional-table cache, and the hashable
+for groups above the tables), the Dirichlet probabilities of the Dirichlet-multinomial above
+the tables (:func:`dirichlet`: Marsaglia–Tsang gammas), their conditional-table cache, and the hashable
 sampler objects (:func:`uniform_sampler`, …, :func:`pair_sampler`, :func:`pair_statistic`) whose
 arrays travel as jit operands: equal samplers (same kind, n and parameters) reuse one compiled
 Monte Carlo block.
