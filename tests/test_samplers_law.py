@@ -33,16 +33,17 @@ def test_dirichlet_marginals_are_beta(alpha):
 
 def test_dirichlet_rows_are_redrawn_whole():
     """Both accepted and redrawn rows (about 1 % of rows need a redraw) keep the law: the
-    covariance of two coordinates is the Dirichlet's −α_i α_j / (α₀² (α₀ + 1))."""
-    alpha = (1.5, 1.5, 1.5, 1.5)
+    covariance of two coordinates is the Dirichlet's −α_i α_j / (α₀² (α₀ + 1)) (same α and
+    program as the first marginals test)."""
+    alpha = (4.0, 1.0, 2.0, 3.0)
     rows = 1 << 16
     p = np.asarray(S.dirichlet(jax.random.key(6), alpha, rows), np.float64)
-    a0 = 6.0
-    cov = np.cov(p[:, 0], p[:, 1])[0, 1]
-    exact = -1.5 * 1.5 / (a0**2 * (a0 + 1))
-    var = 1.5 * 4.5 / (a0**2 * (a0 + 1))
-    assert abs(cov - exact) < 5 * math.sqrt((var * var + exact**2) / rows)
-
+    a0 = 10.0
+    for i, j in ((0, 1), (2, 3)):
+        cov = np.cov(p[:, i], p[:, j])[0, 1]
+        exact = -alpha[i] * alpha[j] / (a0**2 * (a0 + 1))
+        vi, vj = (alpha[c] * (a0 - alpha[c]) / (a0**2 * (a0 + 1)) for c in (i, j))
+        assert abs(cov - exact) < 5 * math.sqrt((vi * vj + exact**2) / rows), (i, j)
 
 
 def test_cos_sin_turn_against_numpy():
