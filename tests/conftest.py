@@ -130,6 +130,9 @@ _FILE_SECONDS = {
     "tests/test_core_metrics.py": 7,
     "tests/test_robustness.py": 7,
     "tests/test_ijdi_experiments.py": 6,
+    "tests/test_samplers_speed.py": 20,
+    "tests/test_diff_defaults.py": 8,
+    "tests/test_samplers_law.py": 4,
 }
 
 
@@ -152,6 +155,9 @@ _SLOW_TESTS = {
     "tests/test_distributions_montecarlo.py::test_sharded_equals_single_device",
     "tests/test_scans_round2.py::test_exhaustive_rows_equal_cells_and_randomization_runs_the_same_search",
     "tests/test_trust3_scan.py::test_scan_cells_num_samples_alias",
+    # the Dirichlet-multinomial chain's moments at n = 3000; its law and the chain's uniform case
+    # stay in the quick tier (test_samplers_law.py, test_dirichlet_multinomial_large_n_is_uniform)
+    "tests/test_samplers_speed.py::test_dirichlet_multinomial_large_n_moments",
 }
 
 

@@ -124,7 +124,6 @@ def test_dirichlet_multinomial_large_n_is_uniform():
     assert abs(b.var() / var - 1) < 5 * math.sqrt(2 / num) + 0.05
 
 
-
 def test_dirichlet_multinomial_large_n_moments():
     """n = 3000 (above the tables), α = (4, 1, 2, 3): E X_c = n a_c and Var X_c =
     n a_c (1 − a_c)(n + α₀)/(1 + α₀), a = α/α₀, for every cell (same shapes as the test above,
@@ -140,6 +139,7 @@ def test_dirichlet_multinomial_large_n_moments():
     # the sample variance's relative s.e. is √((κ − 1)/num), κ ≈ the Beta marginal's kurtosis
     kurt = np.array([float(stats.beta(c, a0 - c).stats(moments="k")) + 3 for c in alpha])
     assert np.all(np.abs(x.var(0) / var - 1) < 5 * np.sqrt((kurt - 1) / num) + 0.01)
+
 
 def test_eager_metrics_chunked_transfer_same_values_and_errors():
     """Above 2^18 rows the eager path moves the counts in blocks: same float64 values as NumPy's

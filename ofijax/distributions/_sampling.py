@@ -16,7 +16,9 @@ Exactness.
 * The multinomial, Dirichlet-multinomial and hypergeometric samplers draw TP, then FN | TP, then
   FP | TP, FN from their exact conditional laws (binomial, beta-binomial, hypergeometric) by
   inverse CDF on float64-built tables indexed by the remaining count, searched by bisection
-  (three uniforms of 24 bits per matrix: probabilities are resolved to 2^-24).
+  (three uniforms of 24 bits per matrix: probabilities are resolved to 2^-24). Above the tables'
+  sizes the multinomial and the Dirichlet-multinomial are drawn in ``_samplers.py`` (an exact
+  binomial chain; Dirichlet probabilities from Marsaglia–Tsang gammas).
 """
 
 from __future__ import annotations
