@@ -111,6 +111,12 @@ def sklearn_lr(x, y, tr):
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(x.iloc[tr], y[tr])
 
 
+def reference(x, y, race, tr, idx) -> tuple[float, float]:
+    """The reference's (accuracy, max|OFI|) on the rows ``idx``, fitted on ``tr``."""
+    p_lr = sklearn_lr(x, y, tr).predict(x.iloc[idx])
+    return float(np.mean(p_lr == y[idx])), max_abs_ofi(y[idx], p_lr, race[idx])
+
+
 def fit_eval(params: dict, x, y, race, tr, ev) -> dict:
     params = dict(params)
     if params.get("penalty_batch_size") == MINI:
@@ -177,9 +183,8 @@ def round3(args, seeds: list[int], x, y, race) -> None:
     rows = []
     for s in seeds:
         tr, va, _ = splits(len(y), s)
-        p_lr = sklearn_lr(x, y, tr).predict(x.iloc[va])
-        ref = {"ref_acc": float(np.mean(p_lr == y[va])),
-               "ref_max_ofi": max_abs_ofi(y[va], p_lr, race[va])}
+        acc, mo = reference(x, y, race, tr, va)
+        ref = {"ref_acc": acc, "ref_max_ofi": mo}
         rows.append({"stage": "reference", "seed": s, "val_acc": ref["ref_acc"],
                      "val_max_ofi": ref["ref_max_ofi"]})
         for p in grid:
@@ -216,9 +221,8 @@ def round3(args, seeds: list[int], x, y, race) -> None:
     test = []
     for s in seeds:
         tr, _, te = splits(len(y), s)
-        p_lr = sklearn_lr(x, y, tr).predict(x.iloc[te])
-        lr = {"lr_acc": float(np.mean(p_lr == y[te])),
-              "lr_max_ofi": max_abs_ofi(y[te], p_lr, race[te])}
+        acc, mo = reference(x, y, race, tr, te)
+        lr = {"lr_acc": acc, "lr_max_ofi": mo}
         for name, p in checked.items():
             r, clf = fit3(p, x, y, race, tr, te)
             ev = clf.evaluate(s, x.iloc[te], y[te], sensitive_features=race[te])
@@ -323,9 +327,8 @@ def main() -> None:
     ref = []
     for s in seeds:
         tr, va, _ = splits(len(y), s)
-        p_lr = sklearn_lr(x, y, tr).predict(x.iloc[va])
-        ref.append({"stage": "reference", "seed": s, "val_acc": float(np.mean(p_lr == y[va])),
-                    "val_max_ofi": max_abs_ofi(y[va], p_lr, race[va])})
+        acc, mo = reference(x, y, race, tr, va)
+        ref.append({"stage": "reference", "seed": s, "val_acc": acc, "val_max_ofi": mo})
     rows.extend(ref)
     ref_ofi = pd.DataFrame(ref).set_index("seed")["val_max_ofi"]
 
@@ -381,14 +384,13 @@ def main() -> None:
     test = []
     for s in seeds:
         tr, _, te = splits(len(y), s)
-        p_lr = sklearn_lr(x, y, tr).predict(x.iloc[te])
+        lr_acc, lr_max_ofi = reference(x, y, race, tr, te)
         r, clf = fit_eval(chosen, x, y, race, tr, te)
         ev = clf.evaluate(s, x.iloc[te], y[te], sensitive_features=race[te])
         lo, hi = (float(v) for v in ev.max_abs_ofi_interval)
         test.append({
             "stage": "test", "seed": s, **chosen,
-            "lr_acc": float(np.mean(p_lr == y[te])),
-            "lr_max_ofi": max_abs_ofi(y[te], p_lr, race[te]),
+            "lr_acc": lr_acc, "lr_max_ofi": lr_max_ofi,
             "test_acc": r["acc"], "test_max_ofi": r["max_ofi"], "test_collapsed": r["collapsed"],
             "test_max_ofi_low": lo, "test_max_ofi_high": hi,
             "noise_floor": float(ev.noise_floor),
