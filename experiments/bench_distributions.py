@@ -233,6 +233,31 @@ def _np_subsample_fastest(rng: np.random.Generator, n: int):
     return best, ways[best]
 
 
+def pair_ofi(kind: str, n: int, num: int):
+    """``f(key)``: OFI of two groups of ``num`` matrices drawn by two calls of the ``kind``
+    sampler ("uniform", "multinomial", "dirichlet" or "subsample"), a key each (not jitted)."""
+    if kind == "uniform":
+        def draw(k):
+            return D.sample_uniform(k, n, (num,))
+    elif kind == "multinomial":
+        def draw(k):
+            return D.sample_multinomial(k, n, PROBS, (num,))
+    elif kind == "dirichlet":
+        def draw(k):
+            return D.sample_dirichlet_multinomial(k, n, ALPHA, (num,))
+    else:
+        colors = tuple(int(c) for c in _colors(n))
+
+        def draw(k):
+            return D.subsample(k, colors, n, (num,))
+
+    def f(key):
+        k0, k1 = jax.random.split(key)
+        return ofijax.ofi(draw(k0), draw(k1))
+
+    return f
+
+
 def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
     import jax.numpy as jnp
 
@@ -241,11 +266,7 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
     rng = np.random.default_rng(0)
 
     def jx(kind, n):
-        if kind == "uniform":
-            def f(key):
-                k0, k1 = jax.random.split(key)
-                return ofijax.ofi(D.sample_uniform(k0, n, (num,)), D.sample_uniform(k1, n, (num,)))
-        elif kind == "uniform_traced":
+        if kind == "uniform_traced":
             def f(key, nn):
                 k0, k1 = jax.random.split(key)
                 return ofijax.ofi(S.uniform_cms_traced(k0, nn, num), S.uniform_cms_traced(k1, nn, num))
@@ -255,22 +276,8 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
             def f(key):
                 cms = D.sample_multinomial(key, n, PROBS, (2, num))
                 return ofijax.ofi(cms[0], cms[1])
-        elif kind == "dirichlet":
-            def f(key):
-                k0, k1 = jax.random.split(key)
-                return ofijax.ofi(D.sample_dirichlet_multinomial(k0, n, ALPHA, (num,)),
-                                  D.sample_dirichlet_multinomial(k1, n, ALPHA, (num,)))
-        elif kind == "subsample":
-            colors = tuple(int(c) for c in _colors(n))
-
-            def f(key):
-                k0, k1 = jax.random.split(key)
-                return ofijax.ofi(D.subsample(k0, colors, n, (num,)), D.subsample(k1, colors, n, (num,)))
         else:
-            def f(key):
-                k0, k1 = jax.random.split(key)
-                return ofijax.ofi(D.sample_multinomial(k0, n, PROBS, (num,)),
-                                  D.sample_multinomial(k1, n, PROBS, (num,)))
+            f = pair_ofi(kind, n, num)
         return jax.jit(f)
 
     rows = []
@@ -316,27 +323,7 @@ def cold_one(kind: str, n: int, num: int) -> None:
     """In this (fresh) process: the first call of ofijax's jitted pair + OFI (trace, compile and
     run) and then the second (warm); prints one JSON line."""
     rng = np.random.default_rng(0)
-    if kind == "uniform":
-        def f(key):
-            k0, k1 = jax.random.split(key)
-            return ofijax.ofi(D.sample_uniform(k0, n, (num,)), D.sample_uniform(k1, n, (num,)))
-    elif kind == "multinomial":
-        def f(key):
-            k0, k1 = jax.random.split(key)
-            return ofijax.ofi(D.sample_multinomial(k0, n, PROBS, (num,)),
-                              D.sample_multinomial(k1, n, PROBS, (num,)))
-    elif kind == "dirichlet":
-        def f(key):
-            k0, k1 = jax.random.split(key)
-            return ofijax.ofi(D.sample_dirichlet_multinomial(k0, n, ALPHA, (num,)),
-                              D.sample_dirichlet_multinomial(k1, n, ALPHA, (num,)))
-    else:
-        colors = tuple(int(c) for c in _colors(n))
-
-        def f(key):
-            k0, k1 = jax.random.split(key)
-            return ofijax.ofi(D.subsample(k0, colors, n, (num,)), D.subsample(k1, colors, n, (num,)))
-    g = jax.jit(f)
+    g = jax.jit(pair_ofi(kind, n, num))
     t = time.perf_counter()
     jax.block_until_ready(g(jax.random.key(0)))
     cold = time.perf_counter() - t

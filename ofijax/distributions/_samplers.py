@@ -380,19 +380,28 @@ def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> ja
     with jax.enable_x64(True):
         p = jnp.asarray(p, jnp.float64)
         n = jnp.asarray(n, jnp.int32)
-        if size <= MULTINOMIAL_CHUNK:
-            return _multinomial_block(key, n, p, size)
-        blocks = -(-size // MULTINOMIAL_CHUNK)
-        keys = jax.random.split(key, blocks)
         if p.ndim == 1:
-            out = lax.map(lambda k: _multinomial_block(k, n, p, MULTINOMIAL_CHUNK), keys)
-        else:
-            pad = blocks * MULTINOMIAL_CHUNK - size
-            pb = jnp.concatenate([p, jnp.broadcast_to(p[:1], (pad, 4))]).reshape(
-                blocks, MULTINOMIAL_CHUNK, 4)
-            out = lax.map(lambda kp: _multinomial_block(kp[0], n, kp[1], MULTINOMIAL_CHUNK),
-                          (keys, pb))
-        return out.reshape(-1, 4)[:size]
+            return _in_blocks(key, size, lambda k, m: _multinomial_block(k, n, p, m))
+        return _in_blocks(key, size, lambda k, m, pr: _multinomial_block(k, n, pr, m), rows=p)
+
+
+def _in_blocks(key, size: int, draw, rows=None):
+    """``draw(key, m[, rows])`` → (m, 4) matrices for ``size`` rows: one call up to
+    :data:`MULTINOMIAL_CHUNK` rows, else blocks of that many by ``lax.map``, a key per block
+    (``jax.random.split(key, blocks)``); per-row parameters ``rows`` (size, ...) are padded with
+    copies of their first row, and the padding is cut off."""
+    if size <= MULTINOMIAL_CHUNK:
+        return draw(key, size) if rows is None else draw(key, size, rows)
+    blocks = -(-size // MULTINOMIAL_CHUNK)
+    keys = jax.random.split(key, blocks)
+    if rows is None:
+        out = lax.map(lambda k: draw(k, MULTINOMIAL_CHUNK), keys)
+    else:
+        pad = blocks * MULTINOMIAL_CHUNK - size
+        rb = jnp.concatenate([rows, jnp.broadcast_to(rows[:1], (pad,) + rows.shape[1:])])
+        rb = rb.reshape((blocks, MULTINOMIAL_CHUNK) + rows.shape[1:])
+        out = lax.map(lambda kr: draw(kr[0], MULTINOMIAL_CHUNK, kr[1]), (keys, rb))
+    return out.reshape(-1, 4)[:size]
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3))
@@ -407,11 +416,7 @@ def _dirichlet_chain(key, n, alpha, size):
             k0, k1 = jax.random.split(k)
             return _multinomial_block(k1, n, dirichlet(k0, alpha, m).astype(jnp.float64), m)
 
-        if size <= MULTINOMIAL_CHUNK:
-            return block(key, size)
-        blocks = -(-size // MULTINOMIAL_CHUNK)
-        out = lax.map(lambda k: block(k, MULTINOMIAL_CHUNK), jax.random.split(key, blocks))
-        return out.reshape(-1, 4)[:size]
+        return _in_blocks(key, size, block)
 
 
 def _multinomial_block(key, n, p, size):
@@ -515,7 +520,6 @@ def dirichlet(key: jax.Array, alpha: tuple, size: int) -> jax.Array:
     _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), body, (jnp.int32(1), lg, ok))
     e = jnp.exp(lg - jnp.max(lg, axis=-1, keepdims=True))
     return e / jnp.sum(e, axis=-1, keepdims=True)
-
 
 
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
