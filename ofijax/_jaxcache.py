@@ -457,8 +457,8 @@ def aot_jit(fun: Callable | None = None, *, name: str | None = None,
     return wrap if fun is None else wrap(fun)
 
 
-def _aot_path(key: str) -> str:
-    return os.path.join(_ENABLED_DIR or "", "ofijax-aot", f"{key}.aot")
+def _aot_path(key: str, ext: str = "aot") -> str:
+    return os.path.join(_ENABLED_DIR or "", "ofijax-aot", f"{key}.{ext}")
 
 
 def _load(key: str):
@@ -479,7 +479,7 @@ def _load(key: str):
 
 
 def _skip_path(key: str) -> str:
-    return os.path.join(_ENABLED_DIR or "", "ofijax-aot", f"{key}.skip")
+    return _aot_path(key, "skip")
 
 
 def _mark_unserializable(key: str) -> None:
@@ -539,7 +539,7 @@ def kept_array(name: str, parts: tuple, compute: Callable[[], np.ndarray]) -> np
 
     text = repr((_AOT_FORMAT, "array", name, _source_digest(), np.__version__,
                  platform.machine(), parts))
-    path = _aot_path(hashlib.sha256(text.encode()).hexdigest()).replace(".aot", ".npy")
+    path = _aot_path(hashlib.sha256(text.encode()).hexdigest(), "npy")
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError):

@@ -17,8 +17,6 @@ array code (called inside ``jax.enable_x64(True)``).
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,14 +25,20 @@ from .._jaxcache import aot_jit
 from .._progress import Notice
 from ._alg1 import algorithm1
 from ._basis import Basis, features
-from ._engine import Problem, cell_mask
+from ._engine import Problem
 from ._exhaustive import (
     EXHAUSTIVE_MAX_SUBGROUPS,
     Enumeration,
     exhaustive_arrays,
     num_subgroups,
 )
-from ._procedures import Params, ProcedureOut, no_subgroup_if, uniform_outcomes
+from ._procedures import (
+    Params,
+    ProcedureOut,
+    disjoint_steps,
+    no_subgroup_if,
+    uniform_outcomes,
+)
 from ._randomization import NullSpec, Padded, chunked_null_scores, null_draw
 
 __all__ = [
@@ -95,20 +99,11 @@ def ijdi_steps(y, p, valid, row_cell, problem: Problem, basis: Basis, params: Pa
     """``k`` steps of :func:`algorithm1_exhaustive`, each with the earlier finds' rows removed
     (as :func:`~._topk.run_steps`): ``(outs, valids)``, the stacked outputs and the rows each
     step scanned (``(k, N)`` bool)."""
-    nc = problem.num_cells
+    def search(valid_j, rc_j, prob_j):
+        return algorithm1_exhaustive(y, p, valid_j, rc_j, prob_j, basis, params, enum,
+                                     history=history, num=num, chunk=chunk)
 
-    def body(carry, _):
-        valid_j, rc_j = carry
-        n_cells = jax.ops.segment_sum(valid_j.astype(jnp.float64), rc_j, num_segments=nc)
-        prob_j = dataclasses.replace(problem, n_cells=n_cells)
-        out = algorithm1_exhaustive(y, p, valid_j, rc_j, prob_j, basis, params, enum,
-                                    history=history, num=num, chunk=chunk)
-        in_s = (cell_mask(problem, out.mask, out.listed)[jnp.minimum(rc_j, nc - 1)] & valid_j
-                & (out.score > 0))
-        return (valid_j & ~in_s, jnp.where(in_s, nc, rc_j)), (out, valid_j)
-
-    _, (outs, valids) = jax.lax.scan(body, (valid, row_cell), None, length=k)
-    return outs, valids
+    return disjoint_steps(problem, valid, row_cell, k, search)
 
 
 _OBSERVED = aot_jit(ijdi_steps, name="ofijax.scan.ijdi_exhaustive_steps",

@@ -9,23 +9,26 @@ edge-case loop:
 * :func:`bias_procedure`: plain Bias Scan with fixed expectations ``p``;
 * :func:`rate_procedure`: FPR-/TPR-Scan (every row's null rate is mean(y), closed-form basis);
 * :func:`clamped_scan`: one multi-start scan with ``p`` clamped into ``[eps, 1 − eps]``, the
-  building block IJDI's Algorithm 1 (:mod:`._alg1`) reruns after each adjustment.
+  building block IJDI's Algorithm 1 (:mod:`._alg1`) reruns after each adjustment;
+* :func:`disjoint_steps`: k finds, each scanned on the rows no earlier find holds (top-k).
 
 Everything is pure, jittable and vmappable, and needs float64 (``jax.enable_x64``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from .._validation import device_array, is_tracer
+from .._validation import device_array
 from ._basis import Basis, features
-from ._engine import Problem, outcome_counts, scan_arrays
+from ._engine import Problem, cell_mask, outcome_counts, scan_arrays
 
 __all__ = [
+    "disjoint_steps",
     "AlgState",
     "Params",
     "make_params",
@@ -74,14 +77,12 @@ class Params(NamedTuple):
 
 
 def make_params(lam=0.0, penalty=0.1, eps=1e-6, strict=False, cap=0) -> Params:
-    """:class:`Params` as float64/bool/int32 arrays (call inside ``jax.enable_x64(True)``)."""
-    # Concrete values by a plain transfer (``jnp.asarray`` compiles a program per dtype, in every
-    # process); traced ones (inside jit/vmap) through jnp.
-    def arr(x, dtype):
-        return jnp.asarray(x, dtype) if is_tracer(x) else device_array(x, dtype)
-
-    return Params(arr(lam, jnp.float64), arr(penalty, jnp.float64), arr(eps, jnp.float64),
-                  arr(strict, bool), arr(cap, jnp.int32))
+    """:class:`Params` of concrete values as float64/bool/int32 arrays (call inside
+    ``jax.enable_x64(True)``), each moved by a plain transfer (``jnp.asarray`` would compile a
+    program per dtype in every process)."""
+    return Params(device_array(lam, jnp.float64), device_array(penalty, jnp.float64),
+                  device_array(eps, jnp.float64), device_array(strict, bool),
+                  device_array(cap, jnp.int32))
 
 
 class ProcedureOut(NamedTuple):
@@ -178,3 +179,23 @@ def bias_procedure(key, y, p, valid, row_cell, problem: Problem, basis: Basis, p
     r = scan_arrays(key, problem, Phi, Y, basis, penalty=params.penalty,
                     num_restarts=num_restarts, max_steps=max_steps)
     return trivial_out(r, AlgState(p, p, p, jnp.zeros_like(p)))
+
+
+def disjoint_steps(problem: Problem, valid, row_cell, k: int, search):
+    """``k`` steps of ``search(valid_j, row_cell_j, problem_j) -> out`` (an output with ``mask``,
+    ``listed`` and ``score``), each on the rows no earlier find holds: ``problem_j`` counts only
+    those rows in its cells, and a find's rows (score > 0) leave ``valid`` and move to the empty
+    cell ``num_cells``. Returns ``(outs, valids)``: the stacked outputs and the rows each step
+    scanned (``(k, N)`` bool)."""
+    nc = problem.num_cells
+
+    def body(carry, _):
+        valid_j, rc_j = carry
+        n_cells = jax.ops.segment_sum(valid_j.astype(jnp.float64), rc_j, num_segments=nc)
+        out = search(valid_j, rc_j, dataclasses.replace(problem, n_cells=n_cells))
+        in_s = (cell_mask(problem, out.mask, out.listed)[jnp.minimum(rc_j, nc - 1)] & valid_j
+                & (out.score > 0))
+        return (valid_j & ~in_s, jnp.where(in_s, nc, rc_j)), (out, valid_j)
+
+    _, (outs, valids) = jax.lax.scan(body, (valid, row_cell), None, length=k)
+    return outs, valids

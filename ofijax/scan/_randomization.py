@@ -153,7 +153,7 @@ def chunked_null_scores(key: jax.Array, num_samples: int, chunk: int, run_chunk:
     ``chunk`` at a time: replicate r uses ``jax.random.split(replicate_key(key), R)[r]`` whatever
     the chunking (the last chunk is padded with copies of the last key and cut off after).
     ``run_chunk(keys) -> (scores, converged)`` runs one chunk of keys."""
-    chunks = _CHUNK_KEYS(key, num_samples, chunk)
+    chunks = _CHUNK_KEYS(key, num_samples, chunk, True)
     scores, conv = [], []
     bar = Progress(num_samples, "randomization test", unit="replicates")
     for i, keys in enumerate(chunks):
@@ -167,10 +167,11 @@ def chunked_null_scores(key: jax.Array, num_samples: int, chunk: int, run_chunk:
     return np.asarray(s, np.float64), int(np.sum(~c))
 
 
-def _chunk_keys(key: jax.Array, num_samples: int, chunk: int) -> tuple[jax.Array, ...]:
-    """``jax.random.split(replicate_key(key), num_samples)`` in chunks of ``chunk`` keys, the
-    last padded with copies of the last key."""
-    keys = jax.random.split(replicate_key(key), num_samples)
+def _chunk_keys(key: jax.Array, num_samples: int, chunk: int, derive: bool
+                ) -> tuple[jax.Array, ...]:
+    """``jax.random.split(k, num_samples)`` in chunks of ``chunk`` keys, the last padded with
+    copies of the last key; ``k`` = ``replicate_key(key)`` with ``derive``, else ``key``."""
+    keys = jax.random.split(replicate_key(key) if derive else key, num_samples)
     n_chunks = math.ceil(num_samples / chunk)
     pad = n_chunks * chunk - num_samples
     if pad:
@@ -180,7 +181,7 @@ def _chunk_keys(key: jax.Array, num_samples: int, chunk: int) -> tuple[jax.Array
 
 # One kept executable (``aot_jit``) instead of the eager split, pad and slices (each a program
 # compiled in every process).
-_CHUNK_KEYS = aot_jit(_chunk_keys, name="ofijax.scan.chunk_keys", static_argnums=(1, 2))
+_CHUNK_KEYS = aot_jit(_chunk_keys, name="ofijax.scan.chunk_keys", static_argnums=(1, 2, 3))
 
 
 def check_randomization_args(num_replicates: Any, null: Any, replicate_chunk: Any) -> int:
@@ -474,17 +475,11 @@ def _fixed_features(p, row_cell, num_cells: int, basis: Basis):
     return features(p, row_cell, num_cells, basis)
 
 
-def _split_keys(key, num: int):
-    """``jax.random.split(key, num)``."""
-    return jax.random.split(key, num)
-
-
 # Kept executables (``aot_jit``): a cache-warm process runs a randomization test's set-up without
-# compiling (``num_cells`` and ``num`` static, passed by position).
+# compiling (``num_cells`` static, passed by position).
 _bernoulli_counts = aot_jit(_bernoulli_counts, name="ofijax.scan.bernoulli_counts",
                             static_argnums=(5,))
 _fixed_features = aot_jit(_fixed_features, name="ofijax.scan.fixed_features", static_argnums=(2,))
-_SPLIT_KEYS = aot_jit(_split_keys, name="ofijax.scan.split_keys", static_argnums=(1,))
 
 
 #: Bias Scan's Bernoulli replicates on CPU run the observed scan's fast-compiling program for up to
@@ -634,22 +629,19 @@ def null_scores(key, spec: NullSpec, data: Padded, p_null, *, num_replicates: in
     ndev = jax.device_count()
     if ndev > 1 and chunk % ndev:
         chunk = ndev * math.ceil(chunk / ndev)
-    keys = _SPLIT_KEYS(key, num_replicates)
-    n_chunks = math.ceil(num_replicates / chunk)
     bar = Progress(num_replicates, "randomization test", unit="replicates")
+    if spec.kind == "ijdi" or serial:
+        (keys,) = _CHUNK_KEYS(key, num_replicates, num_replicates, False)
     if spec.kind == "ijdi":
         s, c = ijdi_null_scores(keys, spec, data, p_null, basis, params, chunk, bar, workers)
     elif serial:
         s, c = serial_bias_null_scores(keys, spec, data, p_null, basis, params, bar,
                                        _cpu_workers())
     else:
-        pad = n_chunks * chunk - num_replicates
-        if pad:
-            keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], pad, axis=0)])
         scores, conv = [], []
         run = _REPLICATES.pick(data.problem.num_cells, num_replicates)
-        for i in range(n_chunks):
-            ks = _shard(keys[i * chunk:(i + 1) * chunk])
+        for i, ks in enumerate(_CHUNK_KEYS(key, num_replicates, chunk, False)):
+            ks = _shard(ks)
             s, c = run(ks, data.y, data.p, p_null, data.valid, data.row_cell, data.problem,
                        basis, params, spec)
             scores.append(np.asarray(s))

@@ -16,7 +16,6 @@ Every function here is pure array code (called inside ``jax.enable_x64(True)``).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -27,9 +26,9 @@ from .._progress import Notice
 from .._validation import is_tracer
 from ._alg1 import CODE_ACCEPT, CODE_NONE, Alg1Out, AlgState
 from ._basis import Basis, features
-from ._engine import Programs, cell_mask, outcome_counts
+from ._engine import Programs, outcome_counts
 from ._exhaustive import exhaustive_arrays
-from ._procedures import mean_over, uniform_outcomes
+from ._procedures import disjoint_steps, mean_over, uniform_outcomes
 from ._randomization import (
     NullSpec,
     Padded,
@@ -81,22 +80,12 @@ def _exhaustive_out(y, p, rc, problem, basis, params, enum, spec: StepSpec, vali
 def run_steps(spec: StepSpec, key, y, p, valid, row_cell, problem, basis, params, enum):
     """The k-step procedure; returns ``(outs, valids)``: the stacked :class:`Alg1Out` of each step
     and the rows each step scanned (``(k, N)`` bool)."""
-    nc = problem.num_cells
-
-    def body(carry, _):
-        valid_j, rc_j = carry
-        n_cells = jax.ops.segment_sum(valid_j.astype(jnp.float64), rc_j, num_segments=nc)
-        prob_j = dataclasses.replace(problem, n_cells=n_cells)
+    def search(valid_j, rc_j, prob_j):
         if spec.search == "exhaustive":
-            out = _exhaustive_out(y, p, rc_j, prob_j, basis, params, enum, spec, valid_j)
-        else:
-            out = procedure(spec.null, key, y, p, valid_j, rc_j, prob_j, basis, params)
-        in_s = (cell_mask(problem, out.mask, out.listed)[jnp.minimum(rc_j, nc - 1)] & valid_j
-                & (out.score > 0))
-        return (valid_j & ~in_s, jnp.where(in_s, nc, rc_j)), (out, valid_j)
+            return _exhaustive_out(y, p, rc_j, prob_j, basis, params, enum, spec, valid_j)
+        return procedure(spec.null, key, y, p, valid_j, rc_j, prob_j, basis, params)
 
-    _, (outs, valids) = jax.lax.scan(body, (valid, row_cell), None, length=spec.k)
-    return outs, valids
+    return disjoint_steps(problem, valid, row_cell, spec.k, search)
 
 
 #: :func:`run_steps` on the observed data (default or fast-compiling options, see
