@@ -117,7 +117,7 @@ def reference(x, y, race, tr, idx) -> tuple[float, float]:
     return float(np.mean(p_lr == y[idx])), max_abs_ofi(y[idx], p_lr, race[idx])
 
 
-def fit_eval(params: dict, x, y, race, tr, ev) -> dict:
+def fit_eval(params: dict, x, y, race, tr, ev) -> tuple[dict, OFIClassifier]:
     params = dict(params)
     if params.get("penalty_batch_size") == MINI:
         params["penalty_batch_size"] = None

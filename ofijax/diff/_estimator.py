@@ -49,7 +49,6 @@ __all__ = ["OFIClassifier"]
 
 PENALTIES = ("ofi", "di", "rate_parity", "equalized_odds")
 MODELS = ("logistic", "mlp")
-AVERAGES = (None, "polyak")
 
 
 def _running_mean(mean: Any, params: Any, count: jax.Array, include: jax.Array) -> tuple:
@@ -373,8 +372,8 @@ class OFIClassifier(ParamsMixin):
                 f"hidden_layer_sizes: must be a tuple of positive integers such as (16,); "
                 f"got {self.hidden_layer_sizes!r}."
             )
-        if not any(self.average is a or (isinstance(self.average, str) and self.average == a)
-                   for a in AVERAGES):
+        if self.average is not None and not (isinstance(self.average, str)
+                                             and self.average == "polyak"):
             raise ValueError(
                 f"average: must be None (the last iterate) or 'polyak' (the mean of the second "
                 f"half's iterates); got {self.average!r}."
