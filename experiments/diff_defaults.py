@@ -40,8 +40,13 @@ medians ≤ ``--max-drop`` (1.7 points); chosen: the best median validation accu
 reports the chosen setting and the round-2 defaults on the same seeds (met: median ratio ≤ 0.5,
 median drop ≤ 2, drop between the medians ≤ 2).
 
-Usage: ``python experiments/diff_defaults.py [--round {2,3}] [--quick] [--no-test]
-[--first-seed S] [--seeds N]``. Writes ``experiments/results/diff_defaults{_round3}{_quick}.csv``
+Fourth round (``--round 4``; notes, "Fourth round"): fresh seeds 200 to 215, the same rule and
+check; candidates: the current defaults and ``method="plugin"`` (the plug-in group-blind rule)
+with tolerance in {0.01, ..., 0.06} × label model (logistic, MLP 16).
+
+Usage: ``python experiments/diff_defaults.py [--round {2,3,4}] [--quick] [--no-test]
+[--first-seed S] [--seeds N]``. Writes
+``experiments/results/diff_defaults{_round3,_round4}{_quick}.csv``
 (one row per setting and seed, column ``stage``) and ends with ``name: value`` lines.
 """
 
@@ -158,6 +163,18 @@ def round3_grid(quick: bool) -> list[dict]:
     return out
 
 
+ROUND4_DEFAULTS = {"method": "penalty", **ROUND2}  # the round-2/3 defaults in round 4's keys
+KEYS4 = list(ROUND4_DEFAULTS)
+
+
+def round4_grid(quick: bool) -> list[dict]:
+    """The current defaults and the plug-in rule: tolerance × label model (notes, round 4)."""
+    taus = (0.03,) if quick else (0.01, 0.02, 0.03, 0.04, 0.05, 0.06)
+    models = ("logistic",) if quick else ("logistic", "mlp")
+    return [ROUND4_DEFAULTS] + [{**ROUND4_DEFAULTS, "method": "plugin", "model": m,
+                                 "tolerance": tau} for m, tau in itertools.product(models, taus)]
+
+
 def fit3(p: dict, x, y, race, tr, ev):
     q = {**COMMON3, **p, "average": None if p["average"] == "none" else p["average"]}
     return fit_eval(q, x, y, race, tr, ev)
@@ -177,9 +194,11 @@ def summarize3(df: pd.DataFrame, keys: list[str], acc: str, ofi: str, ref_acc: s
     return out
 
 
-def round3(args, seeds: list[int], x, y, race) -> None:
+def round3(args, seeds: list[int], x, y, race, rnd: int = 3) -> None:
+    """Rounds 3 and 4: the same selection rule and test check over their own candidates."""
     t0 = time.perf_counter()
-    grid = round3_grid(args.quick)
+    grid = round3_grid(args.quick) if rnd == 3 else round4_grid(args.quick)
+    keys, kept = (KEYS3, ROUND2) if rnd == 3 else (KEYS4, ROUND4_DEFAULTS)
     rows = []
     for s in seeds:
         tr, va, _ = splits(len(y), s)
@@ -192,32 +211,32 @@ def round3(args, seeds: list[int], x, y, race) -> None:
             rows.append({"stage": "candidate", "seed": s, **p, **COMMON3, **ref,
                          **{f"val_{k}": v for k, v in r.items()}})
     cand = pd.DataFrame([r for r in rows if r["stage"] == "candidate"])
-    agg = summarize3(cand, KEYS3, "val_acc", "val_max_ofi", "ref_acc", "ref_max_ofi")
-    agg["collapsed"] = cand.groupby(KEYS3, sort=False).val_collapsed.any().to_numpy()
+    agg = summarize3(cand, keys, "val_acc", "val_max_ofi", "ref_acc", "ref_max_ofi")
+    agg["collapsed"] = cand.groupby(keys, sort=False).val_collapsed.any().to_numpy()
     ok = agg[~agg.collapsed & (agg.ratio <= args.max_ratio) & (agg.drop_points <= args.max_drop)
              & (agg.drop_between <= args.max_drop)]
     eligible = bool(len(ok))
     if eligible:
         best = ok[ok.acc >= ok.acc.max() - 0.001].sort_values("ratio").iloc[0]
-        chosen = {k: best[k] for k in KEYS3}
+        chosen = {k: best[k] for k in keys}
         chosen = {**chosen, "epochs": int(chosen["epochs"])}
         for k in ("surrogate_temperature", "strength", "tolerance"):
             chosen[k] = float(chosen[k])
     else:  # the defaults stay; their validation numbers are printed as the chosen ones
-        chosen = dict(ROUND2)
-        best = agg[(agg[KEYS3] == pd.Series(ROUND2)).all(axis=1)].iloc[0]
+        chosen = dict(kept)
+        best = agg[(agg[keys] == pd.Series(kept)).all(axis=1)].iloc[0]
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(agg.sort_values("acc", ascending=False).to_string(
             index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"eligible_settings: {len(ok)}")
     print("chosen: " + ", ".join(f"{k}={v!r}" for k, v in chosen.items()))
-    suffix = "_round3" + ("_quick" if args.quick else "")
+    suffix = f"_round{rnd}" + ("_quick" if args.quick else "")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.no_test:
         pd.DataFrame(rows).to_csv(args.out / f"diff_defaults{suffix}.csv", index=False,
                                   float_format="%.5g")
         return
-    checked = {"chosen": chosen} if chosen == ROUND2 else {"chosen": chosen, "round2": ROUND2}
+    checked = {"chosen": chosen} if chosen == kept else {"chosen": chosen, "round2": kept}
     test = []
     for s in seeds:
         tr, _, te = splits(len(y), s)
@@ -270,7 +289,7 @@ def round3(args, seeds: list[int], x, y, race) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small grid, 2 seeds (for tests)")
-    ap.add_argument("--round", type=int, choices=(2, 3), default=3)
+    ap.add_argument("--round", type=int, choices=(2, 3, 4), default=3)
     ap.add_argument("--seeds", type=int, default=None, help="number of seeds (8; round 3: 16)")
     ap.add_argument("--first-seed", type=int, default=None, help="first seed (0; round 3: 100)")
     ap.add_argument("--max-ratio", type=float, default=None, help="0.5; round 3: 0.45")
@@ -279,17 +298,18 @@ def main() -> None:
                     help="stop after the selection on validation (the test splits stay unseen)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
-    r3 = args.round == 3
-    # --quick (a smoke test) stays off round 3's seeds 100-115, whose test splits are seen once
+    r3 = args.round >= 3
+    # --quick (a smoke test) stays off rounds 3 and 4's seeds (100-115, 200-215), whose test
+    # splits are seen once
     first = args.first_seed if args.first_seed is not None else (
-        (900 if args.quick else 100) if r3 else 0)
+        (900 if args.quick else 100 * (args.round - 2)) if r3 else 0)
     count = 2 if args.quick else (args.seeds or (16 if r3 else 8))
     seeds = list(range(first, first + count))
     if args.max_ratio is None:
         args.max_ratio = 0.45 if r3 else 0.5
     x, y, race = compas_aa_cauc()
     if r3:
-        round3(args, seeds, x, y, race)
+        round3(args, seeds, x, y, race, args.round)
         return
     rows = []
     t0 = time.perf_counter()

@@ -33,6 +33,7 @@ from ofijax.diff._penalty import (
     ofi_penalty,
     rate_parity_penalty,
 )
+from ofijax.diff._plugin import fit_plugin, given_logits, rule_scores, training_gaps
 from ofijax.diff._sklearn import ParamsMixin
 from ofijax.diff._train import (
     Batch,
@@ -49,6 +50,7 @@ __all__ = ["OFIClassifier"]
 
 PENALTIES = ("ofi", "di", "rate_parity", "equalized_odds")
 MODELS = ("logistic", "mlp")
+METHODS = ("penalty", "plugin")
 
 
 def _running_mean(mean: Any, params: Any, count: jax.Array, include: jax.Array) -> tuple:
@@ -237,6 +239,7 @@ class OFIClassifier(ParamsMixin):
     def __init__(
         self,
         *,
+        method: str = "penalty",
         strength: float = 2.0,
         surrogate_temperature: float = 0.1,
         tolerance: float = 0.04,
@@ -254,6 +257,7 @@ class OFIClassifier(ParamsMixin):
         standardize: bool = True,
         random_state: int = 0,
     ) -> None:
+        self.method = method
         self.strength = strength
         self.surrogate_temperature = surrogate_temperature
         self.tolerance = tolerance
@@ -323,6 +327,11 @@ class OFIClassifier(ParamsMixin):
     # ----------------------------------------------------------------------------- checks
 
     def _check_params(self) -> None:
+        if self.method not in METHODS or (self.method == "plugin" and self.penalty != "ofi"):
+            raise ValueError(
+                f"method: must be 'penalty' or 'plugin' (the plug-in rule equalizes B: penalty="
+                f"'ofi' only); got method={self.method!r} with penalty={self.penalty!r}."
+            )
         if self.penalty not in PENALTIES:
             raise ValueError(
                 f"penalty: must be one of {', '.join(map(repr, PENALTIES))}; got {self.penalty!r}."
@@ -544,6 +553,8 @@ class OFIClassifier(ParamsMixin):
         params0 = self._model(x.shape[1]).init(k_init)
         rates = (self.rates,) if isinstance(self.rates, str) else tuple(self.rates)
         bs = int(min(self.batch_size, n))
+        plugin = self.method == "plugin"  # the label model is the unpenalized one
+        optimizer = _adam(float(self.learning_rate), int(self.epochs) * -(-n // bs))
         params, loss, pen = _fit_program(
             k_fit,
             params0,
@@ -551,15 +562,15 @@ class OFIClassifier(ParamsMixin):
             jnp.asarray(yb),
             jnp.asarray(gw.weights, dtype),
             jnp.asarray(w, dtype),
-            jnp.asarray(float(self.strength), dtype),
+            jnp.asarray(0.0 if plugin else float(self.strength), dtype),
             jnp.asarray(float(self.surrogate_temperature), dtype),
             jnp.asarray(float(self.tolerance), dtype),
             apply_fn=self._apply_fn(),
-            optimizer=_adam(float(self.learning_rate), int(self.epochs) * -(-n // bs)),
+            optimizer=optimizer,
             penalty_fn=_penalty_fn(self.penalty, self.reduction, rates),
             num_epochs=int(self.epochs),
             batch_size=bs,
-            penalty_rows=0 if self.penalty_batch_size is None else int(
+            penalty_rows=0 if plugin or self.penalty_batch_size is None else int(
                 min(self.penalty_batch_size, n)),
             average=self.average == "polyak",
         )
@@ -571,12 +582,24 @@ class OFIClassifier(ParamsMixin):
                 "learning_rate: training diverged (non-finite loss); lower learning_rate or "
                 "strength."
             )
+        self.group_params_ = self.group_coef_ = None
+        if plugin:
+            self.group_params_, self.group_coef_ = fit_plugin(
+                jax.random.fold_in(k_fit, 1), xs, self._logits(x, eta=True), yb, gw.weights, w,
+                float(self.tolerance), optimizer, int(self.epochs), bs)
         pred = self._logits(x) > 0
+        b, _ = training_gaps(pred.astype(np.float64), yb.astype(np.float64), gw.weights, w)
+        self.train_max_ofi_ = float(np.nanmax(b) - np.nanmin(b))
+        if plugin and self.train_max_ofi_ > self.tolerance:
+            warnings.warn(f"OFIClassifier: no rule of the plug-in family reaches training max|OFI|"
+                          f" ≤ tolerance ({self.train_max_ofi_:.4g} at best); raise tolerance.",
+                          UserWarning, stacklevel=2)
         if pred.all() or not pred.any():
             label = self.beneficial_label if pred.all() else self._other_label()
             warnings.warn(
                 f"OFIClassifier: training collapsed to one class (every training row is "
-                f"predicted {label!r}); lower strength or raise surrogate_temperature.",
+                f"predicted {label!r}); lower strength or raise surrogate_temperature (plug-in: "
+                f"raise tolerance).",
                 UserWarning,
                 stacklevel=2,
             )
@@ -595,11 +618,16 @@ class OFIClassifier(ParamsMixin):
     def _other_label(self) -> Any:
         return self.classes_[self.classes_ != self.beneficial_label][0]
 
-    def _logits(self, x: np.ndarray) -> np.ndarray:
+    def _logits(self, x: np.ndarray, eta: bool = False) -> np.ndarray:
+        """The label model's logit (``eta``), or the decision score: that logit, or the plug-in
+        rule's score when fitted with ``method="plugin"``."""
         dtype = jnp.result_type(float)
         xs = jnp.asarray((x - self.mean_) / self.scale_, dtype)
         params = jax.tree.map(lambda a: jnp.asarray(a, dtype), self.params_)
-        return np.asarray(self._apply_fn()(params, xs), dtype=np.float64)
+        z = np.asarray(self._apply_fn()(params, xs), dtype=np.float64)
+        if eta or getattr(self, "group_coef_", None) is None:
+            return z
+        return rule_scores(z, self.group_params_, xs, self.group_coef_)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Logit of ``classes_[1]`` (scikit-learn's convention): > 0 predicts ``classes_[1]``."""
@@ -611,7 +639,8 @@ class OFIClassifier(ParamsMixin):
         """``(N, 2)`` probabilities in the order of ``classes_``."""
         self._check_fitted()
         z = self._logits(self._features(X, fitting=False))
-        p_ben = 1.0 / (1.0 + np.exp(-z))
+        p_ben = (1.0 / (1.0 + np.exp(-z)) if getattr(self, "group_coef_", None) is None
+                 else np.clip((z + 1) / 2, 0.0, 1.0))
         ben_first = self.classes_[0] == self.beneficial_label
         return np.stack([p_ben, 1 - p_ben] if ben_first else [1 - p_ben, p_ben], axis=1)
 
@@ -665,5 +694,8 @@ class OFIClassifier(ParamsMixin):
         params = jax.tree.map(lambda v: jnp.asarray(v, dtype), self.params_)
         data = Batch(xs, jnp.asarray(yb), jnp.asarray(gw, dtype),
                      None if w is None else jnp.asarray(w, dtype))
+        if getattr(self, "group_coef_", None) is not None:  # the rule's hard decisions
+            return evaluate(key, given_logits, jnp.asarray(np.sign(self._logits(x)), dtype), data,
+                            num_samples=num_samples, confidence=confidence)
         return evaluate(key, self._apply_fn(), params, data, num_samples=num_samples,
                         confidence=confidence)
