@@ -237,6 +237,14 @@ def round3(args, seeds: list[int], x, y, race, rnd: int = 3) -> None:
                                   float_format="%.5g")
         return
     checked = {"chosen": chosen} if chosen == kept else {"chosen": chosen, "round2": kept}
+    if rnd == 4:  # a comparison that chooses nothing (notes, round 4, second amendment)
+        plug = agg[(agg.method == "plugin") & (agg.ratio <= args.max_ratio)]
+        if len(plug):
+            top = plug.sort_values(["acc", "ratio"], ascending=[False, True]).iloc[0]
+            checked["plugin_best"] = {k: top[k] for k in keys}
+            checked["plugin_best"]["epochs"] = int(top["epochs"])
+            print("plugin_best: " + ", ".join(f"{k}={v!r}" for k, v in
+                                             checked["plugin_best"].items()))
     test = []
     for s in seeds:
         tr, _, te = splits(len(y), s)
