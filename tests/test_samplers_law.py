@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ofijax import distributions as D
 from ofijax.distributions import _samplers as S
 
 
@@ -56,3 +57,161 @@ def test_cos_sin_turn_against_numpy():
     assert np.abs(c - np.cos(2 * np.pi * t)).max() < 2.5e-7
     assert np.abs(s - np.sin(2 * np.pi * t)).max() < 2.5e-7
     assert c[-4:].tolist() == [1, 0, -1, 0] and s[-4:].tolist() == [0, 1, 0, -1]
+
+
+# ----------------------------------------------- table lookups of the multinomial (round 3)
+
+from ofijax.distributions import _bintables as B  # noqa: E402
+
+DRAWS = 1 << 17
+
+
+def _chi2_pvalue(obs: np.ndarray, pmf: np.ndarray, total: int) -> float:
+    """Chi-square goodness of fit; cells with expected count < 5 pooled into one."""
+    exp = pmf * total
+    small = exp < 5
+    o = np.append(obs[~small], obs[small].sum())
+    e = np.append(exp[~small], exp[small].sum())
+    if e[-1] == 0:
+        o, e = o[:-1], e[:-1]
+    return float(stats.chi2.sf(float(((o - e) ** 2 / e).sum()), len(e) - 1))
+
+
+@jax.jit
+def _window(n, p):
+    with jax.enable_x64(True):
+        lo = B._window_lo(n, p, B.WINDOW)
+        counts = B._counts(B.window_pmf(n, p, lo, B.WINDOW))
+        return lo, counts, B.condensed_table(counts)
+
+
+@jax.jit
+def _window_draws(key, n, p):
+    with jax.enable_x64(True):
+        lo, _, tab = _window(n, p)
+        return lo + B.condensed_draw(tab, S._S.random_bits(key, (DRAWS,)))
+
+
+@pytest.mark.parametrize("n,p", [(300, 0.3), (5000, 0.5), (1_000_000, 0.2), (1_000_000, 0.5)])
+def test_window_probabilities_against_scipy(n, p):
+    """The window's integer probabilities c_j / 2^32 are within 2^-32 (+ float64 error) of
+    scipy.stats.binom.pmf, sum to 2^32 exactly, and the window holds all but 2e-12 of the mass."""
+    with jax.enable_x64(True):
+        lo, counts, _ = _window(np.int32(n), np.float64(p))
+    lo, c = int(lo), np.asarray(counts, np.int64)
+    assert c.sum() == 2**32 and (c >= 0).all()
+    k = lo + np.arange(B.WINDOW)
+    pmf = stats.binom.pmf(k, n, p)
+    assert np.abs(c / 2**32 - pmf).max() < 2.0**-32 + 1e-12
+    assert stats.binom.cdf(lo - 1, n, p) + stats.binom.sf(lo + B.WINDOW - 1, n, p) < B.LEFT_OUT
+
+
+@pytest.mark.parametrize("n,p", [(300, 0.3), (5000, 0.5), (1_000_000, 0.2)])
+def test_condensed_table_maps_exactly_c_words_to_each_value(n, p):
+    """Walking the table level by level: value j receives exactly c_j of the 2^32 words (the
+    lookup's law is the integer probabilities, nothing lost or doubled)."""
+    with jax.enable_x64(True):
+        _, counts, (table, bounds, offsets, shifts) = _window(np.int32(n), np.float64(p))
+    c = np.asarray(counts, np.int64)
+    table, bounds = np.asarray(table, np.int64), np.asarray(bounds, np.int64)
+    offsets, shifts = np.asarray(offsets), np.asarray(shifts)
+    got = np.zeros(B.WINDOW, np.int64)
+    prev = 0
+    for i in range(len(bounds)):
+        used = (int(bounds[i]) - prev) >> int(shifts[i])
+        assert used << int(shifts[i]) == int(bounds[i]) - prev
+        part = table[offsets[i]: offsets[i] + used]
+        got += np.bincount(part, minlength=B.WINDOW) << int(shifts[i])
+        prev = int(bounds[i])
+    assert prev == 2**32 and np.array_equal(got, c)
+
+
+@pytest.mark.parametrize("n,p", [(300, 0.3), (5000, 0.5), (1_000_000, 0.2)])
+def test_window_draws_are_binomial(n, p):
+    """Draws of the window table (one word each) against scipy.stats.binom (chi-square)."""
+    with jax.enable_x64(True):
+        x = np.asarray(_window_draws(jax.random.key(n), np.int32(n), np.float64(p)))
+    lo, hi = int(stats.binom.ppf(1e-9, n, p)), int(stats.binom.isf(1e-9, n, p))
+    assert lo <= x.min() and x.max() <= hi + 1
+    ks = np.arange(x.min(), x.max() + 1)
+    obs = np.bincount(x - x.min())
+    pmf = stats.binom.pmf(ks, n, p)
+    pmf[0] += stats.binom.cdf(x.min() - 1, n, p)
+    pmf[-1] += stats.binom.sf(x.max(), n, p)
+    assert _chi2_pvalue(obs, pmf, DRAWS) > 1e-4
+
+
+@pytest.fixture(scope="module")
+def tables_fn():
+    """multinomial_cms on the table path (one program for every n and p)."""
+    return jax.jit(S.multinomial_cms, static_argnums=(3, 4))
+
+
+@pytest.mark.parametrize("n", [300, 10_000, 1_000_000])
+def test_table_multinomial_marginals_are_binomial(tables_fn, n):
+    """Each cell of the table path (P = A + 128 h + r decomposition) is Bin(n, p_c) against
+    scipy.stats.binom (chi-square), and (TP, FN) against scipy.stats.multinomial at n = 300."""
+    p = np.array([0.4, 0.1, 0.2, 0.3])
+    assert B.table_multinomial_fits(n, p)
+    cms = np.asarray(tables_fn(jax.random.key(n + 1), np.int32(n), p, DRAWS, True))
+    assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
+    for c in range(4):
+        x = cms[:, c]
+        ks = np.arange(x.min(), x.max() + 1)
+        pmf = stats.binom.pmf(ks, n, p[c])
+        pmf[0] += stats.binom.cdf(x.min() - 1, n, p[c])
+        pmf[-1] += stats.binom.sf(x.max(), n, p[c])
+        assert _chi2_pvalue(np.bincount(x - x.min()), pmf, DRAWS) > 1e-4, c
+    if n == 300:
+        a, b = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+        cells = np.column_stack([a.ravel(), b.ravel(), n - a.ravel() - b.ravel()])
+        pmf = np.where(cells[:, 2] >= 0, stats.multinomial.pmf(np.maximum(cells, 0), n,
+                                                               [p[0], p[1], p[2] + p[3]]), 0)
+        obs = np.bincount(cms[:, 0] * (n + 1) + cms[:, 1], minlength=(n + 1) ** 2)
+        assert _chi2_pvalue(obs, pmf, DRAWS) > 1e-4
+
+
+def test_table_multinomial_degenerate_probabilities(tables_fn):
+    """Zero probabilities give zero cells on the table path (flips on every side); the means
+    are n p."""
+    for p in ([0.7, 0.0, 0.25, 0.05], [0.0, 0.0, 0.0, 1.0], [0.5, 0.5, 0.0, 0.0],
+              [0.0, 0.9, 0.1, 0.0]):
+        p = np.asarray(p)
+        assert B.table_multinomial_fits(5000, p)
+        cms = np.asarray(tables_fn(jax.random.key(3), np.int32(5000), p, DRAWS, True))
+        assert (cms.sum(-1) == 5000).all() and (cms[:, p == 0] == 0).all(), p
+        se = np.sqrt(5000 * p * (1 - p) / DRAWS)
+        assert np.all(np.abs(cms.mean(0) - 5000 * p) <= 5 * se), p
+
+
+def test_row_windows_always_fit():
+    """The rows of Bin(128 h, q) hold all but LEFT_OUT of their mass for every q (σ is largest at
+    q = ½ and the largest h); n = 1.2e6 fits any p, 5e6 at p = ½ does not."""
+    h = (B.WINDOW // B.ROW_SPLIT - 1) * B.ROW_SPLIT
+    assert bool(B.fits(np.int64(h), 0.5, B.ROW_WINDOW, xp=np))
+    assert B.table_multinomial_fits(1_200_000, [0.25, 0.25, 0.25, 0.25])
+    assert B.table_multinomial_fits(1_200_000, [0.5, 0.0, 0.5, 0.0])
+    assert not B.table_multinomial_fits(5_000_000, [0.25, 0.25, 0.25, 0.25])
+
+
+def test_window_that_does_not_fit_goes_to_the_chain(monkeypatch):
+    """With windows of 256 values, Bin(10⁴, ½) does not fit: sample_multinomial takes the exact
+    BTRS chain (and so below 2^16 rows); at n = 300 the windows fit, and the table path's
+    (P, TP) law matches scipy's (chi-square; every row and window in play)."""
+    monkeypatch.setattr(B, "WINDOW", 256)
+    p = np.array([0.4, 0.1, 0.2, 0.3])
+    assert not B.table_multinomial_fits(10_000, p) and B.table_multinomial_fits(300, p)
+    calls = []
+    monkeypatch.setattr(S, "_binomial_chain", lambda key, n, p, shape, tables: calls.append(
+        (int(n), shape, tables)) or np.zeros(shape + (4,), np.int32))
+    rows = S.MULTINOMIAL_TABLE_MIN_ROWS
+    for n, shape in ((10_000, (rows,)), (300, (rows,)), (300, (rows - 1,))):
+        D.sample_multinomial(jax.random.key(0), n, p, shape)
+    assert calls == [(10_000, (rows,), False), (300, (rows,), True), (300, (rows - 1,), False)]
+    n = 300
+    f = jax.jit(S.multinomial_cms, static_argnums=(3, 4))
+    cms = np.asarray(f(jax.random.key(5), np.int32(n), p, rows, True))
+    pos, tp = cms[:, 0] + cms[:, 1], cms[:, 0]
+    k = np.arange(n + 1)
+    pmf = (stats.binom.pmf(k, n, 0.5)[:, None] * stats.binom.pmf(k[None, :], k[:, None], 0.8)).ravel()
+    assert _chi2_pvalue(np.bincount(pos * (n + 1) + tp, minlength=(n + 1) ** 2), pmf, rows) > 1e-4

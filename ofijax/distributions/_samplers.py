@@ -33,6 +33,9 @@ from ._args import check_n as _check_n
 from ._args import check_probs as _check_probs
 from ._args import check_sampler_n as _check_sampler_n
 from ._args import check_shape as _check_shape
+from ._bintables import stirling_tail as _stirling_tail
+from ._bintables import table_multinomial as _table_multinomial
+from ._bintables import table_multinomial_fits as _table_multinomial_fits
 
 
 def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Array:
@@ -58,21 +61,21 @@ def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Arr
     return _S.uniform_cms(key, n, _check_shape(shape))
 
 
-@functools.partial(jax.jit, static_argnums=(3,))
-def _binomial_chain(key, n, p, shape):
-    """:func:`binomial_chain_core`, jitted: n is an argument, so every n shares one program.
-
-    Call it under ``jax.enable_x64(True)`` with float64 ``p`` to keep the probabilities' 53 bits.
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _binomial_chain(key, n, p, shape, tables):
+    """:func:`binomial_chain_core`, jitted: n is an argument, so every n shares one program (one
+    per ``tables``). Call it under ``jax.enable_x64(True)`` with float64 ``p`` to keep the
+    probabilities' 53 bits.
     """
-    return binomial_chain_core(key, n, p, shape)
+    return binomial_chain_core(key, n, p, shape, tables)
 
 
-def binomial_chain_core(key, n, p, shape):
+def binomial_chain_core(key, n, p, shape, tables=False):
     """Multinomial(n, p) matrices int32 (*shape, 4) by :func:`multinomial_cms` (p: (4,) or
     (*shape, 4) float; n an int or traced int32 < 2^31)."""
     size = int(np.prod(shape, dtype=np.int64))
     p = jnp.reshape(p, (-1, 4)) if jnp.ndim(p) > 1 else p
-    return multinomial_cms(key, n, p, size).reshape(tuple(shape) + (4,))
+    return multinomial_cms(key, n, p, size, tables).reshape(tuple(shape) + (4,))
 
 
 def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] = ()) -> jax.Array:
@@ -80,9 +83,13 @@ def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] 
 
     For n ≤ 250 drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
     FP | TP, FN ~ Bin(rest, p_FP / (p_FP + p_TN)), each by inverse CDF on a float64-built table
-    (three uniforms per matrix, probabilities resolved to 2^-24). Above, in two stages of exact
+    (three uniforms per matrix, probabilities resolved to 2^-24). Above, in two stages of
     binomials (:func:`multinomial_cms`): positives P ~ Bin(n, p_TP + p_FN), then TP | P and
-    FP | n − P together (BTRS where the mean is ≥ 10, else inversion; float64, p read in float64).
+    FP | n − P. From 2^16 matrices per call, wherever n·p(1 − p) ≲ 2.9e5 for the stages' laws
+    (n up to ~1.2e6 at any p), by O(1) table lookups: 7 random words per matrix, each
+    probability resolved to 2^-32, at most 2e-12 of each binomial's mass (its far tails, by
+    Bernstein's bound) left out; otherwise exact BTRS where the mean is ≥ 10, else inversion
+    (float64, p read in float64).
 
     Example:
         >>> import jax
@@ -96,8 +103,10 @@ def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] 
     p = _check_probs(probs)
     shape = _check_shape(shape)
     if n > MULTINOMIAL_TABLE_MAX_N:
+        size = int(np.prod(shape, dtype=np.int64))
+        tables = size >= MULTINOMIAL_TABLE_MIN_ROWS and _table_multinomial_fits(n, p)
         with jax.enable_x64(True):
-            return _binomial_chain(key, np.int32(n), np.asarray(p, np.float64), shape)
+            return _binomial_chain(key, np.int32(n), np.asarray(p, np.float64), shape, tables)
     t = _tables(n, "multinomial", p)
     return _S.table_sample(key, n, *t, shape)
 
@@ -135,43 +144,45 @@ def sample_dirichlet_multinomial(
 def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax.Array:
     """Confusion matrices of n rows drawn without replacement from a real group with counts ``cm``.
 
-    Multivariate hypergeometric, drawn as TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN,
-    n − TP), FP | … ~ HG(cm_FP + cm_TN, cm_FP, rest), M = Σ cm, by inverse CDF tables
-    (n ≤ 2048). int32 (*shape, 4).
+    Multivariate hypergeometric: P(CM = x) = Π_c C(cm_c, x_c) / C(M, n), M = Σ cm, for any
+    n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 250 drawn as
+    TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN, n − TP), FP | … ~ HG(cm_FP + cm_TN,
+    cm_FP, rest) by inverse CDF on float64-built tables (24-bit uniforms: probabilities resolved
+    to 2^-24). Above, in two stages of an exact hypergeometric sampler (Stadlober's HRUA, and
+    inversion where the mean is < 10; float64 log-PMF ratios by Stirling's series, accurate at
+    any group size; 32-bit uniforms): positives P ~ HG(M, cm_TP + cm_FN, n), then
+    TP | P ~ HG(cm_TP + cm_FN, cm_TP, P) and FP | P ~ HG(cm_FP + cm_TN, cm_FP, n − P) (the same
+    law). There ``cm`` and ``n`` are arguments of one compiled program per ``shape``.
 
     Example:
         >>> import jax
         >>> from ofijax.distributions import subsample
         >>> subsample(jax.random.key(0), [5, 0, 0, 5], 10, (2,)).tolist()
         [[5, 0, 0, 5], [5, 0, 0, 5]]
+        >>> group = [40_000, 10_000, 20_000, 30_000]
+        >>> cms = subsample(jax.random.key(1), group, 5000, (3,))
+        >>> cms.sum(-1).tolist(), bool((cms <= jax.numpy.array(group)).all())
+        ([5000, 5000, 5000], True)
     """
+    from . import _hypergeometric as _H
+
     key = _v.as_key(key)
     c = _check_cm(cm)
     n = _check_n(n)
-    if n > sum(c):
-        raise ValueError(
-            f"n: cannot draw {n} rows without replacement from a group of {sum(c)} rows; "
-            "use n ≤ the group size (or sample_multinomial for draws with replacement)."
-        )
-    if n > _S.TABLE_MAX_N:
-        raise ValueError(
-            f"n: subsample supports up to {_S.TABLE_MAX_N} draws; got {n}. For larger samples "
-            "the multinomial approximation sample_multinomial(key, n, cm / sum(cm)) is accurate."
-        )
+    _H.check_subsample(c, n)
     shape = _check_shape(shape)
-    t = _tables(n, "hypergeom", c)
-    return _S.table_sample(key, n, *t, shape)
+    if n <= _H.SUBSAMPLE_TABLE_MAX_N:
+        t = _tables(n, "hypergeom", c)
+        return _S.table_sample(key, n, *t, shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    with jax.enable_x64(True):
+        out = _H.subsample_cms(key, np.asarray(c, np.int64), np.int64(n), size)
+    return out.reshape(tuple(shape) + (4,))
 
 
 # ------------------------------------------------------------- exact binomial draws at any n
 
 
-#: s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π for k ≤ 9 (Hörmann's table, as in
-#: TensorFlow's BTRS); above 9 the Stirling series 1/12 − 1/360 x² + 1/1260 x⁴ over x = k + 1
-#: (truncation error < 1/(1680 · 11⁷) = 3e-11).
-_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
-         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
-         0.00925546218271273, 0.00833056343336287)
 #: BTRS's hat dominates the binomial PMF for n·p ≥ 10 (p ≤ ½; Hörmann 1993); below, inversion.
 BTRS_MIN_MEAN = 10.0
 #: The float32 test decides a candidate only outside ±2^-16 × (sum of its terms' magnitudes):
@@ -187,13 +198,9 @@ BTRS_POOL = 8
 MULTINOMIAL_TABLE_MAX_N = 250
 #: Rows per block of :func:`multinomial_cms` (large temporaries cost fresh pages on every call).
 MULTINOMIAL_CHUNK = 1 << 14
-
-
-def _tail(k, dt):
-    x = k.astype(dt) + 1
-    s = 1 / (x * x)
-    series = (dt(1 / 12) - (dt(1 / 360) - s * dt(1 / 1260)) * s) / x
-    return jnp.where(k <= 9, jnp.asarray(_TAIL, dt)[jnp.clip(k, 0, 9)], series)
+#: From this many rows sample_multinomial draws by table lookups where they fit (their build
+#: costs a few ms per call: experiments/notes/samplers.md); fewer rows by the BTRS chain.
+MULTINOMIAL_TABLE_MIN_ROWS = 1 << 16
 
 
 def _unit64(w):
@@ -211,8 +218,8 @@ def _btrs_setup(n, p):
     return dict(n=n, m=mf.astype(jnp.int32), a=-0.0873 + 0.0248 * b + 0.01 * p, b=b,
                 cm=nf * p + 0.5 - mf, vr=0.92 - 4.2 / b, lalpha=jnp.log((2.83 + 5.1 / b) * spq),
                 l0=jnp.log((mf + 1) / (r * (nf - mf + 1))),
-                tails=_tail(mf.astype(jnp.int32), jnp.float64)
-                + _tail((nf - mf).astype(jnp.int32), jnp.float64))
+                tails=_stirling_tail(mf.astype(jnp.int32), jnp.float64)
+                + _stirling_tail((nf - mf).astype(jnp.int32), jnp.float64))
 
 
 def _btrs_propose(P, wu, wv):
@@ -246,7 +253,7 @@ def _btrs_sides(P, v, us, d, k, dt):
     t1 = -df * P["l0"].astype(dt)
     t2 = -(kk.astype(dt) + dt(0.5)) * jnp.log1p(df / (m + 1).astype(dt))
     t3 = -((n - kk).astype(dt) + dt(0.5)) * jnp.log1p(-df / (n - m + 1).astype(dt))
-    rhs = t1 + t2 + t3 + (P["tails"].astype(dt) - _tail(kk, dt) - _tail(n - kk, dt))
+    rhs = t1 + t2 + t3 + (P["tails"].astype(dt) - _stirling_tail(kk, dt) - _stirling_tail(n - kk, dt))
     mag = jnp.abs(lv) + jnp.abs(lh) + jnp.abs(la) + jnp.abs(t1) + jnp.abs(t2) + jnp.abs(t3) + 1
     return lv + la - lh, rhs, mag
 
@@ -368,21 +375,29 @@ def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array
         return jnp.where(flip, n - x, x).astype(jnp.int32)
 
 
-def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array:
+def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int,
+                    tables: bool = False) -> jax.Array:
     """Multinomial(n, p) confusion matrices, int32 (size, 4), in two binomial stages.
 
     Positives P = TP + FN ~ Bin(n, p_TP + p_FN); then TP | P ~ Bin(P, p_TP/(p_TP + p_FN)) and
-    FP | P ~ Bin(n − P, p_FP/(p_FP + p_TN)), independent, in ONE call of :func:`binomial` over
-    2·size slots. ``p`` (4,) or (size, 4); n a traced int32 is fine (one program for every n).
-    More than :data:`MULTINOMIAL_CHUNK` rows are drawn in blocks of that many by ``lax.map``
-    (a key per block; the last block padded), so the temporaries stay small.
+    FP | P ~ Bin(n − P, p_FP/(p_FP + p_TN)), independent. ``p`` (4,) or (size, 4); n a traced
+    int32 is fine (one program for every n). With ``tables`` (a fixed p whose windows fit:
+    :func:`~._bintables.table_multinomial_fits`, checked by the caller) by table lookups
+    (:func:`~._bintables.table_multinomial`: 7 words per matrix, probabilities resolved to
+    2^-32, at most 2e-12 of each binomial's mass left out); otherwise exactly, the second stage
+    by ONE call of :func:`binomial` over 2·size slots. More than :data:`MULTINOMIAL_CHUNK` rows
+    are drawn in blocks of that many by ``lax.map`` (a key per block; the last block padded), so
+    the temporaries stay small.
     """
     with jax.enable_x64(True):
         p = jnp.asarray(p, jnp.float64)
         n = jnp.asarray(n, jnp.int32)
-        if p.ndim == 1:
+        if p.ndim == 2:
+            return _in_blocks(key, size, lambda k, m, pr: _multinomial_block(k, n, pr, m), rows=p)
+        if not tables:
             return _in_blocks(key, size, lambda k, m: _multinomial_block(k, n, p, m))
-        return _in_blocks(key, size, lambda k, m, pr: _multinomial_block(k, n, pr, m), rows=p)
+        draw = _table_multinomial(n, p)
+        return _in_blocks(key, size, lambda k, m: _S._stack_cells(*draw(k, m)))
 
 
 def _in_blocks(key, size: int, draw, rows=None):
@@ -630,11 +645,13 @@ def dirichlet_multinomial_sampler(n: int, alpha: Any) -> Callable:
 
 
 def subsample_sampler(cm: Any, n: int) -> Callable:
-    """``sampler(key, shape)`` drawing n rows without replacement from a group with counts ``cm``."""
+    """``sampler(key, shape)`` drawing n rows without replacement from a group with counts ``cm``
+    (:func:`subsample`: any n ≤ Σ cm)."""
+    from . import _hypergeometric as _H
+
     c = _check_cm(cm)
     n = _check_n(n)
-    if n > sum(c):
-        raise ValueError(f"n: cannot draw {n} rows without replacement from {sum(c)} rows.")
+    _H.check_subsample(c, n)
     return _Sampler("hypergeom", n, c)
 
 
