@@ -44,6 +44,8 @@ __all__ = [
     "logits_of",
     "mlp_apply",
     "resolve_loss",
+    "adam_cosine",
+    "running_mean",
 ]
 
 
@@ -177,6 +179,22 @@ def mlp_model(num_features: int, hidden: tuple[int, ...] = (16,)) -> Model:
         return {"hidden": layers, "out": out}
 
     return Model(init, mlp_apply)
+
+
+def running_mean(mean: Any, params: Any, count: jax.Array, include: jax.Array) -> tuple:
+    """One step of the running mean of parameter iterates: with ``include`` the iterate joins
+    (``count`` + 1 iterates, mean += (params − mean) / (count + 1)); otherwise nothing moves."""
+    new = count + include.astype(count.dtype)
+    frac = jnp.where(include, 1.0 / jnp.maximum(new, 1), 0.0)
+    return jax.tree.map(lambda m, q: m + frac.astype(m.dtype) * (q - m), mean, params), new
+
+
+@functools.cache
+def adam_cosine(learning_rate: float, total_steps: int) -> Any:
+    """Adam with the learning rate decayed to 0 along a cosine over training."""
+    import optax
+
+    return optax.adam(optax.cosine_decay_schedule(learning_rate, total_steps))
 
 
 def check_size(v: Any, name: str) -> int:
