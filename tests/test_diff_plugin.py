@@ -172,3 +172,26 @@ def test_bad_method_and_unmet_tolerance():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="^sensitive_features: group label"):
             clf.evaluate(0, X, Y, sensitive_features=G + 5)
+
+
+@pytest.mark.slow
+def test_diff_defaults_round4_quick_runs(tmp_path):
+    """experiments/diff_defaults.py --round 4 --quick: the plug-in candidates, off seeds 200-215."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, str(root / "experiments" / "diff_defaults.py"), "--round", "4",
+         "--quick", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=root,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    csv = pd.read_csv(tmp_path / "diff_defaults_round4_quick.csv")
+    assert set(csv.seed) == {900, 901}  # never round 4's seeds (200-215)
+    cand = csv[csv.stage == "candidate"]
+    assert set(cand.method) == {"penalty", "plugin"} and not cand.val_collapsed.any()
+    assert set(csv[csv.stage == "test"].setting) >= {"chosen"}
