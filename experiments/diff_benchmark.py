@@ -47,11 +47,14 @@ The published run was made in three processes and merged::
         --name diff_benchmark_adult --no-summary
     python experiments/diff_benchmark.py --methods ofi_classifier ofi_classifier_tuned \
         --name diff_benchmark_ofi_classifier --no-summary   # rerun after its defaults changed
+    python experiments/diff_benchmark.py --methods ofi_classifier_plugin \
+        --name diff_benchmark_ofi_plugin --no-summary   # added with method="plugin"
     python experiments/diff_benchmark.py --from-csv experiments/results/diff_benchmark_compas.csv \
         experiments/results/diff_benchmark_adult.csv \
-        experiments/results/diff_benchmark_ofi_classifier.csv
+        experiments/results/diff_benchmark_ofi_classifier.csv \
+        experiments/results/diff_benchmark_ofi_plugin.csv
 
-(the first two files without their ``ofi_classifier*`` rows, the third without its logistic
+(the first two files without their ``ofi_classifier*`` rows, the last two without their logistic
 rows, which equal the first two's: the splits depend on the seed only).
 """
 
@@ -277,6 +280,8 @@ def methods(quick, name):
                 for s, t in ([(4.0, 0.1)] if quick else
                              [(1.0, 0.1), (4.0, 0.1), (16.0, 0.1), (4.0, 0.05), (4.0, 0.3)])]
         out["ofi_classifier_tuned"] = _ofi_classifier(grid)
+        # the plug-in group-blind rule with the other defaults (tolerance 0.04, logistic)
+        out["ofi_classifier_plugin"] = _ofi_classifier([{"method": "plugin"}])
     it = 5 if quick else (20 if name.startswith("compas") else 10)  # EG's cost on Adult
     out.update({"eg_dp": _eg("dp", it), "eg_eo": _eg("eo", it), "eg_ofi": _eg("ofi", it),
                 "to_eo": _fl_threshold("equalized_odds"),
@@ -340,7 +345,7 @@ def plot(df, path):
                              layout="constrained", squeeze=False)
     axes = [list(axes.ravel())]
     meths = list(dict.fromkeys(df.method))
-    colors = plt.get_cmap("tab10").colors
+    colors = list(plt.get_cmap("tab10").colors) + ["black", "0.45"]
     for ax, name in zip(axes[0], names):
         d = df[df.dataset == name]
         nf = d.groupby("seed").noise_floor.first()
@@ -354,7 +359,7 @@ def plot(df, path):
             ax.errorbar(mx, my,
                         xerr=[[mx - e.test_max_ofi.min()], [e.test_max_ofi.max() - mx]],
                         yerr=[[my - 100 * e.test_acc.min()], [100 * e.test_acc.max() - my]],
-                        fmt="os^vD<>ph*"[i % 10], color=colors[i % 10], capsize=2,
+                        fmt="os^vD<>ph*XP"[i % 12], color=colors[i % 12], capsize=2,
                         ms=6, lw=1, label=m)
         ax.set_xlabel("test max |OFI| (median, range over seeds)")
         ax.set_ylabel("test accuracy, % (median, range over seeds)")
