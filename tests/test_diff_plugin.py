@@ -113,6 +113,16 @@ def test_beneficial_label_zero_is_the_mirror_image(fitted):
     np.testing.assert_allclose(flipped.predict_proba(X), fitted.predict_proba(X)[:, ::-1])
 
 
+def test_sample_weights_count_in_the_tolerance():
+    w = np.random.default_rng(3).integers(0, 4, N)  # integer weights: exact weighted counts
+    clf = OFIClassifier(method="plugin", tolerance=TAU, **FAST).fit(X, Y, sensitive_features=G,
+                                                                   sample_weight=w)
+    pred = clf.predict(X)
+    b = [Fraction(int(w[G == k] @ (pred[G == k] - Y[G == k])), int(w[G == k].sum())) for k in (0, 1)]
+    assert abs(b[0] - b[1]) <= Fraction(TAU)
+    assert clf.train_max_ofi_ == pytest.approx(float(abs(b[0] - b[1])), abs=1e-12)
+
+
 @pytest.mark.parametrize("model", ["logistic", pytest.param("mlp", marks=pytest.mark.slow)])
 def test_three_groups_meet_the_tolerance_whatever_their_names(model):
     x, y, g = _data(groups=3, seed=1)
