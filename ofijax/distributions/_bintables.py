@@ -165,17 +165,15 @@ def condensed_table(counts):
            + jnp.arange(width, dtype=jnp.int32)).reshape(-1)
     pos = jnp.where(dig > 0, start, total).reshape((-1, len(_DIGITS) * width))
     marks = jax.vmap(lambda ps: jnp.full((total,), -1, jnp.int32).at[ps].set(val, mode="drop"))(pos)
-    table = (lax.cummax(marks, axis=1) & 0xFFFF).reshape(lead + (total,))
+    table = (lax.associative_scan(jnp.maximum, marks, axis=1) & 0xFFFF).reshape(lead + (total,))
     bounds = jnp.cumsum(end[..., -1].astype(jnp.int64) << shifts, axis=-1)
     return table, bounds, jnp.asarray(offsets), jnp.asarray(shifts)
 
 
-def condensed_draw(tab, w, i=None):
-    """Index j with probability c_j / 2^32 for uint32 words ``w`` (of table ``i`` of a batch):
-    the level is the number of level boundaries ≤ w, then one gather."""
+def condensed_draw(tab, w):
+    """Index j with probability c_j / 2^32 for uint32 words ``w`` (one table of
+    :func:`condensed_table`): the level is the number of level boundaries ≤ w, then one gather."""
     table, bounds, offsets, shifts = tab
-    if i is not None:
-        table, bounds = table[i], bounds[i]
     x = w.astype(jnp.int64)
     level = jnp.zeros(w.shape, jnp.int32)
     for k in range(len(_DIGITS) - 1):
@@ -188,10 +186,9 @@ def _unit64(w):
     return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
 
 
-def _bisect(cdf, row, u):
-    """min{j : cdf[row, j] > u} by bisection over j ∈ [0, width − 1] (the last always holds)."""
-    width = cdf.shape[-1]
-    flat = cdf.reshape(-1)
+def _bisect(flat, width: int, row, u):
+    """min{j : cdf[row, j] > u} by bisection over j ∈ [0, width − 1] (the last always holds),
+    ``flat`` the row-major CDFs (rows · width,)."""
     lo = jnp.zeros(u.shape, jnp.int32)
     hi = jnp.full(u.shape, width - 1, jnp.int32)
     base = row * width
@@ -230,23 +227,28 @@ def table_multinomial(n, p):
     sizes, probs, (fs, fa, fb), plo = _laws(n, p)
     a, a2 = sizes[1], sizes[2]
     lo = _window_lo(sizes, probs, WINDOW)
-    windows = condensed_table(_counts(window_pmf(sizes, probs, lo, WINDOW)))
+    table, bounds, offsets, shifts = condensed_table(_counts(window_pmf(sizes, probs, lo, WINDOW)))
+    windows = [(table[i], bounds[i], offsets, shifts) for i in range(3)]  # sliced once, here
     h = jnp.arange(WINDOW // ROW_SPLIT, dtype=jnp.int32) * ROW_SPLIT
     rows_h, lo_h = _row_cdfs(h, probs[1:], ROW_WINDOW)
     rows_r, _ = _row_cdfs(jnp.arange(ROW_SPLIT, dtype=jnp.int32), probs[1:], ROW_SPLIT)
+    rows_h = [lax.optimization_barrier(rows_h[i].reshape(-1)) for i in range(2)]
+    rows_r = [lax.optimization_barrier(rows_r[i].reshape(-1)) for i in range(2)]
+    windows = lax.optimization_barrier(windows)
 
     def side(i, d, w):  # Bin(A_i + d, q_i) = A_i's window + ROW_SPLIT · h's row + r's row
         h, r = d // ROW_SPLIT, d % ROW_SPLIT
-        x = lo[i + 1] + condensed_draw(windows, w[0], i + 1)
-        x = x + lo_h[i][h] + _bisect(rows_h[i], h, _unit64(w[1]))
-        return x + _bisect(rows_r[i], r, _unit64(w[2]))
+        x = lo[i + 1] + condensed_draw(windows[i + 1], w[0])
+        x = x + lo_h[i][h] + _bisect(rows_h[i], ROW_WINDOW, h, _unit64(w[1]))
+        return x + _bisect(rows_r[i], ROW_SPLIT, r, _unit64(w[2]))
 
     def draw(key, m):
-        w = random_bits(key, (7, m))
-        y = lo[0] + condensed_draw(windows, w[0], 0)
-        pos = jnp.where(fs, n - y, y)
+        # barriers: materialise each stage once (else XLA fuses a stage into every consumer)
+        w = lax.optimization_barrier(random_bits(key, (7, m)))
+        y = lo[0] + condensed_draw(windows[0], w[0])
+        pos = lax.optimization_barrier(jnp.where(fs, n - y, y))
         neg = n - pos
-        ya, yb = side(0, pos - a, w[1:4]), side(1, neg - a2, w[4:7])
+        ya, yb = lax.optimization_barrier((side(0, pos - a, w[1:4]), side(1, neg - a2, w[4:7])))
         tp = jnp.where(fa, pos - ya, ya)
         fp = jnp.where(fb, neg - yb, yb)
         return tp, pos - tp, fp, neg - fp
