@@ -16,7 +16,7 @@ import pickle
 import numpy as np
 import pytest
 
-from ofijax.diff import OFIClassifier, _estimator
+from ofijax.diff import OFIClassifier, _estimator, _train
 
 N = 200
 FAST = {"epochs": 5, "batch_size": 64, "learning_rate": 0.05}  # as test_diff_estimator: one program
@@ -123,7 +123,7 @@ def test_the_running_mean_is_numpys_mean_of_the_included_iterates():
     include = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1], bool)
     mean, count = {"w": jnp.asarray(iterates[0])}, jnp.zeros((), jnp.int32)
     for it, inc in zip(iterates, include, strict=True):
-        mean, count = _estimator._running_mean(mean, {"w": jnp.asarray(it)}, count,
+        mean, count = _train.running_mean(mean, {"w": jnp.asarray(it)}, count,
                                                jnp.asarray(inc))
     assert int(count) == 5
     np.testing.assert_allclose(np.asarray(mean["w"]), iterates[include].mean(axis=0), rtol=1e-6)

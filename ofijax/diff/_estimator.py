@@ -53,7 +53,6 @@ __all__ = ["OFIClassifier"]
 PENALTIES = ("ofi", "di", "rate_parity", "equalized_odds")
 MODELS = ("logistic", "mlp")
 METHODS = ("penalty", "plugin")
-_running_mean = running_mean  # the name tests/test_diff_defaults.py checks against NumPy
 
 
 @functools.cache
