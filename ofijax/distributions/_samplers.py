@@ -145,7 +145,7 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
     """Confusion matrices of n rows drawn without replacement from a real group with counts ``cm``.
 
     Multivariate hypergeometric: P(CM = x) = Π_c C(cm_c, x_c) / C(M, n), M = Σ cm, for any
-    n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 250 drawn as
+    n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 1000 drawn as
     TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN, n − TP), FP | … ~ HG(cm_FP + cm_TN,
     cm_FP, rest) by inverse CDF on float64-built tables (24-bit uniforms: probabilities resolved
     to 2^-24). Above, in two stages of an exact hypergeometric sampler (Stadlober's HRUA, and

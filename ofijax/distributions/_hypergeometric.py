@@ -1,0 +1,394 @@
+"""Exact hypergeometric draws at any size, vectorized in JAX, and the multivariate chain on them.
+
+Owns :func:`hypergeometric` (HG(N, K, n): marked items among n drawn without replacement from N
+with K marked; per-slot int64 parameters, populations up to 2^53 − 1 rows, draws int32):
+Stadlober's ratio-of-uniforms HRUA where the reduced mean is ≥ :data:`HRUA_MIN_MEAN`, inversion
+of the float64 CDF below, with the log-PMF ratios written by Stirling's series and ``log1p`` of
+small ratios (no large log-factorials cancel, so the law is accurate at N ~ 1e9 and beyond), and
+:func:`subsample_block`, the multivariate hypergeometric confusion matrices of a real group in
+two stages of it (positives, then TP | positives and FP | negatives in one call).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from . import _sampling as _S
+from ._args import SAMPLER_MAX_N
+
+#: HRUA's table-mountain hat (Stadlober 1989): h = D1 · sqrt(var + ½) + D2 (as in NumPy).
+_D1 = 1.7155277699214135
+_D2 = 0.8989161620588988
+#: HRUA where the reduced mean s · M / N is at least this; below, inversion from 0 (a search of
+#: about mean + a few steps, cheaper than the rejection's setup).
+HRUA_MIN_MEAN = 10.0
+#: The leftover pools (size // HRUA_POOL + 64 slots, then size // HRUA_POOL_LAST + 64) and the
+#: candidates per pool slot in each (experiments/notes/samplers.md, "Subsample at any n").
+HRUA_POOL = 3
+HRUA_REFILL = 2
+HRUA_POOL_LAST = 32
+HRUA_REFILL_LAST = 3
+#: Largest population the float64 arithmetic holds exactly.
+HG_MAX_N = 2**53 - 1
+#: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`).
+SUBSAMPLE_TABLE_MAX_N = 1000
+#: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
+SUBSAMPLE_CHUNK = 1 << 14
+
+#: s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π for k ≤ 9; above 9 the Stirling
+#: series 1/12 − 1/360 x² + 1/1260 x⁴ over x = k + 1 (truncation error < 3e-11).
+_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+         0.00925546218271273, 0.00833056343336287)
+
+
+def _tail(k):
+    """s(k) (Stirling's remainder of log k!) for float64 whole k ≥ 0."""
+    x = k + 1
+    s = 1 / (x * x)
+    series = (1 / 12 - (1 / 360 - s * (1 / 1260)) * s) / x
+    return _small_tail(k, series)
+
+
+def _small_tail(k, above):
+    """_TAIL[k] where k ≤ 9, else ``above`` (a chain of selects: a gather would keep XLA:CPU
+    from vectorizing the fused candidate loop)."""
+    out = above
+    for i in range(9, -1, -1):
+        out = jnp.where(k == i, jnp.asarray(_TAIL[i], above.dtype), out)
+    return out
+
+
+def _unit64(w):
+    """float64 in (0, 1): the midpoints of the 2^32 cells of a uint32 word."""
+    return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
+
+
+def _step(x, e):
+    """(x + e + ½) log1p(e / (x + 1)): log (x + e)! − log x! less e log(x + 1) − e and the tails."""
+    return (x + e + 0.5) * jnp.log1p(e / (x + 1))
+
+
+def _setup(N, M, s):
+    """HRUA's constants (float64) for reduced slots: M ≤ N/2 marked, s ≤ N/2 drawn, mean ≥ 10.
+
+    The mode m = ⌊(s + 1)(M + 1)/(N + 2)⌋ is computed in float64: where rounding moves it by
+    one, f(m ± 1)/f(m) = 1 + O(2^-50), so the hat still dominates to float64 rounding.
+    """
+    p = M / N
+    q = (N - M) / N
+    mu = s * p
+    var = (N - s) * s * p * q / (N - 1)
+    c = jnp.sqrt(var + 0.5)
+    m = jnp.floor((s + 1) * (M + 1) / (N + 2))
+    r = N - M - s  # ≥ 0
+    lmode = (jnp.log(m + 1) - jnp.log(M - m + 1) - jnp.log(s - m + 1) + jnp.log(r + m + 1))
+    tails = _tail(m) + _tail(M - m) + _tail(s - m) + _tail(r + m)
+    return dict(M=M, s=s, r=r, a=mu + 0.5, h=_D1 * c + _D2, m=m,
+                b=jnp.minimum(jnp.minimum(s, M) + 1, jnp.floor(mu + 0.5 + 16 * c)),
+                lmode=lmode, tails=tails)
+
+
+def _log_ratio(P, k):
+    """log f(k)/f(m) of the reduced law f(k) ∝ 1 / (k! (M − k)! (s − k)! (r + k)!), r = N − M − s.
+
+    With d = k − m: −d L − Σ (x + e + ½) log1p(e/(x + 1)) + Σ s(x) − Σ s(x + e) over
+    (x, e) = (m, d), (M − m, −d), (s − m, −d), (r + m, d), L = log((m + 1)(r + m + 1) /
+    ((M − m + 1)(s − m + 1))) (Stirling's series: the linear parts cancel exactly). Terms are of
+    the size of |d|, so float64 gives the ratio to ~1e-15 |d| absolute at any N ≤ 2^53.
+    """
+    m, M, s, r = P["m"], P["M"], P["s"], P["r"]
+    d = k - m
+    t = _step(m, d) + _step(M - m, -d) + _step(s - m, -d) + _step(r + m, d)
+    tk = _tail(k) + _tail(M - k) + _tail(s - k) + _tail(r + k)
+    return -d * P["lmode"] - t + (P["tails"] - tk)
+
+
+def _propose(P, wu, wv):
+    """HRUA's candidate k = ⌊a + h (V − ½)/U⌋ in float64 (so ⌊·⌋ is exact to ~2^-30 at any
+    mean), U, and whether a ≤ … < b (else rejected)."""
+    u = _unit64(wu)
+    x = P["a"] + P["h"] * (_unit64(wv) - 0.5) / u
+    return jnp.floor(jnp.clip(x, 0, P["b"] - 1)), u, (x >= 0) & (x < P["b"])
+
+
+def _candidate(P, wu, wv):
+    """The candidate and whether it is accepted (2 log U ≤ log f(k)/f(m)), in float64: the test
+    decides exactly what Stadlober's squeezes decide (they only avoid the log)."""
+    k, u, inside = lax.optimization_barrier(_propose(P, wu, wv))
+    return k, inside & (2 * jnp.log(u) <= _log_ratio(P, k))
+
+
+def _log1pmx(r):
+    """log1p(r) − r in float32 with a relative error ≤ ~2^-20: for |r| < ½ by the series of
+    2 atanh(z) − r, z = r/(2 + r) (−r²/(2 + r) + 2 Σ_j z^(2j+1)/(2j + 1), j = 1..8: truncation
+    < |z|^17 ≤ 3^-17), above by the difference (|log1p(r) − r| ≥ 0.09 there)."""
+    f32 = jnp.float32
+    z = r / (2 + r)
+    z2 = z * z
+    ser = f32(1 / 17)
+    for j in range(7, 0, -1):
+        ser = f32(1 / (2 * j + 1)) + z2 * ser
+    small = -r * r / (2 + r) + 2 * z * z2 * ser
+    return jnp.where(jnp.abs(r) < 0.5, small, jnp.log1p(r) - r)
+
+
+def _log_ratio32(P, k):
+    """:func:`_log_ratio` in float32 and the sum of its terms' magnitudes.
+
+    (x + e + ½) log1p(r) = e + (e − ½) r + (x + e + ½)(log1p(r) − r), r = e/(x + 1), and the
+    e's cancel: every term is of the size of d²/x (the result's size), not |d|, so a band of
+    2^-16 of the magnitudes (float32's few-ulp errors with a 10x margin) decides all but a few
+    candidates per thousand.
+    """
+    f32 = jnp.float32
+    m, M, s, r = P["m"], P["M"], P["s"], P["r"]
+    d = k - m
+    lin = (-d * P["lmode"]).astype(f32)
+    tails = (P["tails"].astype(f32) - _tail32(k) - _tail32(M - k) - _tail32(s - k)
+             - _tail32(r + k))
+    total, mag = lin + tails, jnp.abs(lin) + jnp.abs(tails)
+    for x, e in ((m, d), (M - m, -d), (s - m, -d), (r + m, d)):
+        q = (e / (x + 1)).astype(f32)
+        t = (e - 0.5).astype(f32) * q + (x + e + 0.5).astype(f32) * _log1pmx(q)
+        total, mag = total - t, mag + jnp.abs(t)
+    return total, mag
+
+
+def _tail32(k):
+    """s(k) in float32 (k float64 whole ≥ 0)."""
+    x = (k + 1).astype(jnp.float32)
+    s = 1 / (x * x)
+    series = (jnp.float32(1 / 12) - (jnp.float32(1 / 360) - s * jnp.float32(1 / 1260)) * s) / x
+    return _small_tail(k, series)
+
+
+#: The float32 test decides a candidate only outside ±2^-16 × (sum of its terms' magnitudes + 1).
+_BAND = 2.0**-16
+
+
+def _candidate32(P, wu, wv):
+    """The candidate, whether float32 accepts it, and whether it rejects it (neither: inside the
+    band, to be tested in float64)."""
+    k, u, inside = lax.optimization_barrier(_propose(P, wu, wv))
+    lhs = 2 * jnp.log(u.astype(jnp.float32))
+    rhs, mag = _log_ratio32(P, k)
+    band = (mag + jnp.abs(lhs) + 1) * jnp.float32(_BAND)
+    return k, inside & (lhs <= rhs - band), ~inside | (lhs > rhs + band)
+
+
+def _compact(mask, pool):
+    """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask)
+    (rank by an associative scan: XLA:CPU's cumsum is a slow reduce-window)."""
+    size = mask.shape[0]
+    mask = lax.optimization_barrier(mask)
+    rank = lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
+    tgt = jnp.where(mask & (rank < pool), rank, pool)
+    return jnp.full((pool,), size, jnp.int32).at[tgt].set(jnp.arange(size, dtype=jnp.int32),
+                                                          mode="drop")
+
+
+def _decide(P, wu, wv):
+    """The candidate of words ``wu``, ``wv`` per slot and whether HRUA accepts it: the float32
+    test where it is outside its band, the float64 test (compacted, :data:`_EXACT_POOL` slots a
+    turn) for the few inside it, so every decision is the float64 test's."""
+    k, acc, rej = lax.optimization_barrier(_candidate32(P, wu, wv))
+    und = ~acc & ~rej
+    m = und.shape[0]
+    pool = min(m, _EXACT_POOL)
+
+    def exact(c):
+        acc, und = c
+        idx = _compact(und, pool)
+        j = jnp.minimum(idx, m - 1)
+        _, ok = _candidate({a: x[j] for a, x in P.items()}, wu[j], wv[j])
+        return acc.at[idx].set(ok, mode="drop"), und.at[idx].set(False, mode="drop")
+
+    acc, _ = lax.while_loop(lambda c: jnp.any(c[1]), exact, (acc, und))
+    return k, acc
+
+
+#: Undecided float32 tests (~5e-5 of candidates) are redone in float64 this many at a time.
+_EXACT_POOL = 64
+
+
+def _first_accepted(P, w):
+    """The first accepted of the candidates from words ``w`` (R, 2, m) per slot, and whether any
+    was accepted."""
+    val, any_ok = None, None
+    for r in range(w.shape[0] - 1, -1, -1):
+        k, ok = lax.optimization_barrier(_decide(P, w[r, 0], w[r, 1]))
+        val = k if val is None else jnp.where(ok, k, val)
+        any_ok = ok if any_ok is None else any_ok | ok
+    return val, any_ok
+
+
+def _hrua(key, N, M, s, size):
+    """HG(N, M, s) by HRUA for reduced slots (float64 (size,) parameters, M, s ≤ N/2, mean ≥ 10).
+
+    One candidate per slot is drawn and decided at once (:func:`_decide`; HRUA accepts 62–73 %
+    of its candidates); the slots left are compacted into a pool of size // :data:`HRUA_POOL`
+    + 64 with :data:`HRUA_REFILL` fresh candidates each, then, until none is left, into pools
+    of size // :data:`HRUA_POOL_LAST` + 64 with :data:`HRUA_REFILL_LAST` each. Each draw is the
+    first accepted candidate of its slot, and which slot gets which fresh candidates depends
+    only on which slots are left, so the law is HRUA's (float64 rounding aside; uniforms have
+    32 bits).
+    """
+    P = lax.optimization_barrier(_setup(N, M, s))
+    w = _S.random_bits(jax.random.fold_in(key, 0), (2, size))
+    out, done = lax.optimization_barrier(_decide(P, w[0], w[1]))
+
+    def turn(c, pool, refill):
+        i, done, out = c
+        idx = _compact(~done, pool)
+        j = jnp.minimum(idx, size - 1)
+        fresh = _S.random_bits(jax.random.fold_in(key, i), (refill, 2, pool))
+        kj, ok = _first_accepted({a: x[j] for a, x in P.items()}, fresh)
+        return (i + 1, done.at[idx].set(ok | done[j], mode="drop"),
+                out.at[idx].set(jnp.where(ok, kj, out[j]), mode="drop"))
+
+    c = turn((jnp.int32(1), done, out), min(size, size // HRUA_POOL + 64), HRUA_REFILL)
+    last = min(size, size // HRUA_POOL_LAST + 64)
+    c = lax.while_loop(lambda c: jnp.any(~c[1]), lambda c: turn(c, last, HRUA_REFILL_LAST), c)
+    return c[2]
+
+
+def _log_pmf0(N, M, s):
+    """log P(X = 0) = log (N − M)! (N − s)! / ((N − M − s)! N!) for reduced float64 slots.
+
+    As Σ of Stirling steps: (N − M + ½) log1p(s/(r + 1)) − (N + ½) log1p(s/(N − s + 1))
+    + s log1p(−M/(N − s + 1)) + s(N − M) − s(r) − s(N) + s(N − s), r = N − M − s.
+    """
+    r = N - M - s
+    return (_step(r, s) - _step(N - s, s) + s * jnp.log1p(-M / (N - s + 1))
+            + _tail(N - M) - _tail(r) - _tail(N) + _tail(N - s))
+
+
+def _inversion(key, N, M, s, size):
+    """HG(N, M, s) for reduced float64 slots of mean < 10: sequential search of the float64 CDF
+    from 0 (f(k + 1)/f(k) = (M − k)(s − k) / ((k + 1)(r + k + 1)))."""
+    u = _unit64(_S.random_bits(key, (size,)))
+    r = N - M - s
+    top = jnp.minimum(M, s)
+    pmf = jnp.exp(_log_pmf0(N, M, s))
+
+    def body(c):
+        k, pmf, cdf = c
+        go = (u > cdf) & (k < top)
+        pmf1 = pmf * (M - k) * (s - k) / ((k + 1) * (r + k + 1))
+        return jnp.where(go, k + 1, k), jnp.where(go, pmf1, pmf), jnp.where(go, cdf + pmf1, cdf)
+
+    k0 = jnp.zeros((size,), jnp.float64)
+    return lax.while_loop(lambda c: jnp.any((u > c[2]) & (c[0] < top)), body, (k0, pmf, pmf))[0]
+
+
+def hypergeometric(key: jax.Array, N, K, n, size: int) -> jax.Array:
+    """Exact HG(N, K, n) draws, int32 (size,): marked items among n drawn without replacement
+    from N items of which K are marked; N, K, n int64 broadcastable to (size,), 0 ≤ K, n ≤ N ≤
+    :data:`HG_MAX_N`, n < 2^31.
+
+    P(X = k) = C(K, k) C(N − K, n − k) / C(N, n). Reduced by symmetry to M = min(K, N − K) marked
+    and s = min(n, N − n) drawn (X = s − X' when K > N/2, then X = K − X' when n > N/2); then
+    Stadlober's HRUA (ratio of uniforms with a table-mountain hat; the candidate is accepted
+    when 2 log U ≤ log f(k)/f(m)) where s · M / N ≥ :data:`HRUA_MIN_MEAN`, else inversion of the
+    float64 CDF. Each log f(k)/f(m) is a sum of Stirling steps of the size of |k − m| (see
+    :func:`_log_ratio`), exact to ~1e-15 |k − m| whatever N: NumPy's HRUA subtracts
+    log-factorials of size N log N (absolute error ~1e-5 at N = 1e9). Uniforms have 32 bits.
+    Traced under ``jax.enable_x64`` whatever the global flag; branches no slot needs are
+    skipped (``lax.cond``).
+
+    Example:
+        >>> import jax
+        >>> from ofijax.distributions._hypergeometric import hypergeometric
+        >>> x = hypergeometric(jax.random.key(0), 10**9, 3 * 10**8, 10**6, 4)
+        >>> x.dtype, bool(((x > 295_000) & (x < 305_000)).all())
+        (dtype('int32'), True)
+    """
+    with jax.enable_x64(True):
+        f64 = jnp.float64
+        N = jnp.broadcast_to(jnp.asarray(N, jnp.int64), (size,))
+        K = jnp.broadcast_to(jnp.asarray(K, jnp.int64), (size,))
+        n = jnp.broadcast_to(jnp.asarray(n, jnp.int64), (size,))
+        flip_n = 2 * n > N
+        s = jnp.where(flip_n, N - n, n)
+        flip_k = 2 * K > N
+        M = jnp.where(flip_k, N - K, K)
+        Nf, Mf, sf = N.astype(f64), M.astype(f64), s.astype(f64)
+        mean = sf * Mf / jnp.maximum(Nf, 1)
+        big = mean >= HRUA_MIN_MEAN
+        kb, ki = jax.random.split(key)
+        x_big = lax.cond(
+            jnp.any(big),
+            lambda: _hrua(kb, jnp.where(big, Nf, 100.0), jnp.where(big, Mf, 50.0),
+                          jnp.where(big, sf, 50.0), size),
+            lambda: jnp.zeros((size,), f64))
+        x_small = lax.cond(
+            jnp.any(~big),
+            lambda: _inversion(ki, jnp.where(big, 1.0, Nf), jnp.where(big, 0.0, Mf),
+                               jnp.where(big, 0.0, sf), size),
+            lambda: jnp.zeros((size,), f64))
+        x = jnp.where(big, x_big, x_small).astype(jnp.int64)
+        x = jnp.where(flip_k, s - x, x)
+        x = jnp.where(flip_n, K - x, x)
+        return x.astype(jnp.int32)
+
+
+def subsample_block(key: jax.Array, cm, n, size: int) -> jax.Array:
+    """Multivariate hypergeometric confusion matrices int32 (size, 4): n rows drawn without
+    replacement from a group with int64 counts ``cm`` (4,) (n may be traced).
+
+    Positives P = TP + FN ~ HG(M, cm_TP + cm_FN, n), M = Σ cm; then, given P, the positives
+    drawn are a uniform subset of the group's positives and the negatives of its negatives,
+    independent: TP | P ~ HG(cm_TP + cm_FN, cm_TP, P) and FP | P ~ HG(cm_FP + cm_TN, cm_FP,
+    n − P), drawn in ONE call of :func:`hypergeometric` over 2·size slots. The same law as the
+    chain TP, FN | TP, FP | TP, FN.
+    """
+    with jax.enable_x64(True):
+        cm = jnp.asarray(cm, jnp.int64)
+        n = jnp.asarray(n, jnp.int64)
+        k0, k1 = jax.random.split(key)
+        pos, neg = cm[0] + cm[1], cm[2] + cm[3]
+        p = hypergeometric(k0, pos + neg, pos, n, size).astype(jnp.int64)
+        ones = jnp.ones((size,), jnp.int64)
+        two = hypergeometric(k1, jnp.concatenate([pos * ones, neg * ones]),
+                             jnp.concatenate([cm[0] * ones, cm[2] * ones]),
+                             jnp.concatenate([p, n - p]), 2 * size)
+        tp, fp = two[:size], two[size:]
+        p = p.astype(jnp.int32)
+        n32 = n.astype(jnp.int32)
+        return _S._stack_cells(tp, p - tp, fp, n32 - p - fp)
+
+
+@functools.partial(jax.jit, static_argnums=(3,))
+def subsample_cms(key: jax.Array, cm: jax.Array, n: jax.Array, size: int) -> jax.Array:
+    """:func:`subsample_block` for any ``size``: blocks of :data:`SUBSAMPLE_CHUNK` rows by
+    ``lax.map`` (a key per block, the last block cut). ``cm`` int64 (4,) and ``n`` int64 are
+    arguments, so every group and n share one program per size; call it under
+    ``jax.enable_x64(True)`` so that they arrive as int64."""
+    if size <= SUBSAMPLE_CHUNK:
+        return subsample_block(key, cm, n, size)
+    blocks = -(-size // SUBSAMPLE_CHUNK)
+    keys = jax.random.split(key, blocks)
+    out = lax.map(lambda k: subsample_block(k, cm, n, SUBSAMPLE_CHUNK), keys)
+    return out.reshape(-1, 4)[:size]
+
+
+def check_subsample(c: tuple, n: int) -> None:
+    """One ValueError naming the argument when n rows cannot be subsampled from counts ``c``
+    (checked counts, a checked positive n)."""
+    if n > sum(c):
+        raise ValueError(
+            f"n: cannot draw {n:,} rows without replacement from a group of {sum(c):,} rows; "
+            "use n ≤ the group size (or sample_multinomial for draws with replacement).")
+    if n > SAMPLER_MAX_N:
+        raise ValueError(f"n: the samplers return int32 counts, so n must be at most 2**31 − 4 = "
+                         f"{SAMPLER_MAX_N:,}; got {n:,}. Draw smaller samples.")
+    if n > SUBSAMPLE_TABLE_MAX_N and sum(c) > HG_MAX_N:
+        raise ValueError(
+            f"cm: groups of up to 2**53 − 1 rows can be subsampled (exact float64 arithmetic); "
+            f"got {sum(c):,}. Use sample_multinomial(key, n, cm) (for n ≪ the group, nearly the "
+            "same law).")

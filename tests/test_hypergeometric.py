@@ -1,0 +1,198 @@
+"""The exact hypergeometric sampler (``distributions._hypergeometric``) and ``subsample`` above
+its tables: draws against scipy's laws (chi-square), the float32 decisions against the float64
+test, the log-PMF ratios against mpmath at N ~ 1e9, edge cases, exact integer sums, errors and
+one program for every group and n.
+
+The drawing tests share two compiled programs (``_draw`` at SIZE slots, ``subsample_cms`` at SIZE
+rows; several seconds each to compile), so they are in the slow tier; the argument checks and
+the log-ratio accuracy stay in the quick tier.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+import scipy.stats as st
+
+import ofijax
+from ofijax import distributions as D
+from ofijax.distributions import _hypergeometric as H
+from ofijax.distributions import _sampling as S
+
+SIZE = 1 << 14
+
+
+@jax.jit
+def _draw(key, N, K, n):
+    return H.hypergeometric(key, N, K, n, SIZE)
+
+
+def draw(seed, N, K, n):
+    with jax.enable_x64(True):  # (SIZE,) int64 arguments: one program for every test
+        args = [jnp.broadcast_to(jnp.asarray(v, jnp.int64), (SIZE,)) for v in (N, K, n)]
+        return np.asarray(_draw(jax.random.key(seed), *args)).astype(np.int64)
+
+
+def chi2_pvalue(x, dist, bins=30):
+    """Chi-square p-value of integer draws against a scipy law on bins of about equal mass."""
+    edges = np.unique(dist.ppf(np.linspace(0, 1, bins + 1)[1:-1]).astype(np.int64))
+    edges = np.concatenate([[-1], edges, [np.iinfo(np.int64).max // 2]])
+    exp = np.diff(dist.cdf(edges)) * len(x)
+    obs = np.histogram(x, bins=edges + 0.5)[0]
+    keep = exp > 0
+    stat = ((obs[keep] - exp[keep]) ** 2 / exp[keep]).sum()
+    return st.chi2.sf(stat, keep.sum() - 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("N,K,n", [
+    (50, 20, 15),                 # mean 6: inversion
+    (1000, 400, 100),             # HRUA
+    (1000, 700, 900),             # K > N/2 and n > N/2 (both symmetries)
+    (1000, 700, 100),             # K > N/2 only
+    (1000, 300, 800),             # n > N/2 only
+    (10**9, 3 * 10**8, 10**6),    # large N (binned)
+    (2**40, 2**39 + 12345, 3 * 10**5),
+])
+def test_draws_follow_scipy_hypergeom(N, K, n):
+    x = draw(0, N, K, n)
+    dist = st.hypergeom(N, K, n)
+    assert x.min() >= max(0, n - (N - K)) and x.max() <= min(K, n)
+    assert chi2_pvalue(x, dist) > 1e-4
+    se = np.sqrt(dist.var() / len(x))
+    assert abs(x.mean() - dist.mean()) < 5 * se
+
+
+@pytest.mark.slow
+def test_edge_cases_are_exact():
+    for N, K, n, want in ((100, 0, 40, 0), (100, 100, 40, 40), (100, 37, 0, 0), (100, 37, 100, 37),
+                          (10**12, 10**12, 10**6, 10**6), (10**12, 0, 10**6, 0), (1, 1, 1, 1)):
+        assert (draw(1, N, K, n) == want).all(), (N, K, n)
+
+
+@pytest.mark.slow
+def test_per_slot_parameters():
+    # one call, a different law per slot (small, inversion and HRUA slots mixed)
+    N = np.array([50, 1000, 10**7] * (SIZE // 3) + [50] * (SIZE % 3), np.int64)
+    K = N * 2 // 5
+    n = np.where(N == 50, 15, np.where(N == 1000, 100, 10**5))
+    x = draw(2, N, K, n)
+    for v, nv in ((50, 15), (1000, 100), (10**7, 10**5)):
+        sel = N == v
+        assert chi2_pvalue(x[sel], st.hypergeom(v, v * 2 // 5, nv), bins=12) > 1e-4
+
+
+def _mp_log_ratio(N, M, s, k, m):
+    def lf(v):
+        return mpmath.loggamma(mpmath.mpf(v) + 1)
+    r = N - M - s
+    f = lambda j: -(lf(j) + lf(M - j) + lf(s - j) + lf(r + j))  # noqa: E731
+    return float(f(k) - f(m))
+
+
+@pytest.mark.parametrize("N,M,s", [(10**9, 3 * 10**8, 10**6), (2**50, 2**45, 10**7),
+                                   (1000, 400, 100)])
+def test_log_ratio_matches_mpmath(N, M, s):
+    mpmath.mp.dps = 40
+    with jax.enable_x64(True):
+        P = H._setup(*(jnp.full((1,), float(v)) for v in (N, M, s)))
+        m = int(P["m"][0])
+        sd = float(np.sqrt(st.hypergeom(N, M, s).var()))
+        ks = sorted({max(0, min(s, M, int(m + z * sd))) for z in (-12, -3, -1, -0.3, 0, 0.4, 2, 9)})
+        got = np.asarray(H._log_ratio({a: jnp.broadcast_to(v, (len(ks),)) for a, v in P.items()},
+                                      jnp.asarray(ks, jnp.float64)))
+        got32, mag = H._log_ratio32({a: jnp.broadcast_to(v, (len(ks),)) for a, v in P.items()},
+                                    jnp.asarray(ks, jnp.float64))
+    want = np.array([_mp_log_ratio(N, M, s, k, m) for k in ks])
+    assert np.all(np.abs(got - want) <= 1e-12 * (1 + np.abs(want))), (got - want)
+    # the float32 value lies well inside the band the sampler trusts it to
+    err32 = np.abs(np.asarray(got32, np.float64) - want)
+    assert np.all(err32 <= H._BAND / 8 * (np.asarray(mag, np.float64) + 1))
+
+
+@jax.jit
+def _both_tests(key, N, M, s):
+    P = H._setup(*(jnp.full((SIZE,), v) for v in (N, M, s)))
+    w = S.random_bits(key, (2, SIZE))
+    return H._candidate32(P, w[0], w[1]), H._candidate(P, w[0], w[1])
+
+
+@pytest.mark.slow
+def test_float32_decisions_agree_with_float64():
+    with jax.enable_x64(True):
+        for N, M, s in ((10**5, 4 * 10**4, 10**4), (10**9, 3 * 10**8, 10**6), (200, 90, 60)):
+            (k32, acc, rej), (k64, ok) = _both_tests(jax.random.key(N % 1000), *(
+                jnp.float64(v) for v in (N, M, s)))
+            acc, rej, ok = np.asarray(acc), np.asarray(rej), np.asarray(ok)
+            assert (np.asarray(k32) == np.asarray(k64)).all()
+            assert not (acc & ~ok).any() and not (rej & ok).any()
+            assert (~acc & ~rej).mean() < 1e-3  # undecided, redone in float64
+
+
+GROUP = (40_000, 10_000, 20_000, 30_000)
+
+
+@pytest.mark.slow
+def test_subsample_above_the_tables_has_hypergeometric_marginals():
+    n = 5000  # > 2048: the old limit
+    cms = np.asarray(D.subsample(jax.random.key(3), GROUP, n, (SIZE,)))
+    assert cms.dtype == np.int32 and (cms.sum(-1) == n).all()
+    assert (cms >= 0).all() and (cms <= np.array(GROUP)).all()
+    M = sum(GROUP)
+    for c in range(4):
+        assert chi2_pvalue(cms[:, c], st.hypergeom(M, GROUP[c], n)) > 1e-4
+    # pairs of cells: the positives and TP + FP are hypergeometric too
+    assert chi2_pvalue(cms[:, 0] + cms[:, 1], st.hypergeom(M, GROUP[0] + GROUP[1], n)) > 1e-4
+    assert chi2_pvalue(cms[:, 0] + cms[:, 2], st.hypergeom(M, GROUP[0] + GROUP[2], n)) > 1e-4
+    # covariances of the multivariate hypergeometric
+    ref = st.multivariate_hypergeom(m=list(GROUP), n=n)
+    cov = np.cov(cms.T.astype(np.float64))
+    want = ref.cov()
+    sd = np.sqrt(np.outer(np.diag(want), np.diag(want)))
+    assert np.all(np.abs(cov - want) < 0.05 * sd)
+    np.testing.assert_allclose(cms.mean(0), ref.mean(), atol=5 * np.sqrt(np.diag(want).max() / SIZE))
+
+
+@pytest.mark.slow
+def test_subsample_above_the_tables_edge_groups():
+    assert (np.asarray(D.subsample(0, (3000, 0, 0, 2000), 5000, (SIZE,))) == [3000, 0, 0, 2000]).all()
+    cms = np.asarray(D.subsample(1, (6000, 0, 0, 4000), 3000, (SIZE,)))
+    assert (cms[:, 1] == 0).all() and (cms[:, 2] == 0).all() and (cms.sum(-1) == 3000).all()
+    assert chi2_pvalue(cms[:, 0], st.hypergeom(10_000, 6000, 3000)) > 1e-4
+    big = (10**12, 3 * 10**11, 2 * 10**11, 5 * 10**11)  # groups beyond int32
+    cms = np.asarray(D.subsample(2, big, 2 * 10**6, (SIZE,)))
+    assert (cms.sum(-1) == 2 * 10**6).all() and (cms >= 0).all()
+
+
+@pytest.mark.slow
+def test_subsample_one_program_for_every_group_and_n():
+    D.subsample(0, GROUP, 3000, (SIZE,))
+    before = H.subsample_cms._cache_size()
+    for cm, n in ((GROUP, 4000), ((5, 6, 7, 10**6), 2000), (GROUP, 100_000)):
+        cms = np.asarray(D.subsample(1, cm, n, (SIZE,)))
+        assert (cms.sum(-1) == n).all() and (cms <= np.array(cm)).all()
+    assert H.subsample_cms._cache_size() == before
+
+
+@pytest.mark.slow
+def test_subsample_sampler_in_monte_carlo_above_the_tables():
+    s = D.monte_carlo(0, D.pair_statistic(ofijax.ofi),
+                      D.pair_sampler(D.subsample_sampler(GROUP, 3000),
+                                     D.subsample_sampler(GROUP, 3000)), 2048, chunk_size=1024)
+    assert s.count == 2048 and abs(s.mean) < 0.01
+
+
+def test_subsample_errors():
+    with pytest.raises(ValueError, match="^n: cannot draw 101 rows"):
+        D.subsample(0, (25, 25, 25, 25), 101, (2,))
+    with pytest.raises(ValueError, match="^n: cannot draw"):
+        D.subsample_sampler((25, 25, 25, 25), 101)
+    with pytest.raises(ValueError, match="^n: the samplers return int32"):
+        D.subsample(0, (2**31, 0, 0, 2**31), 2**31, (2,))
+    with pytest.raises(ValueError, match="^cm: groups of up to 2"):
+        D.subsample(0, (2**53, 0, 0, 5), 5000, (2,))
+    with pytest.raises(ValueError, match="^cm: groups of up to 2"):
+        D.subsample_sampler((2**53, 0, 0, 5), 5000)
