@@ -19,8 +19,9 @@ jitted (``sample_uniform`` / ``sample_multinomial`` + ``ofi`` in one ``jax.jit``
 uniform sampler of ``distributions.sweep``) against NumPy (uniform: stars and bars, three distinct
 positions among n + 3 by ``Generator.integers`` with rows of repeated positions redrawn, sorted;
 multinomial: ``Generator.multinomial``), interleaved, minimum of ``--repeats``; ofijax's multinomial
-is ``sample_multinomial``: inverse-CDF tables up to n = 250, above that the two-stage exact
-binomial chain (BTRS, ``distributions._samplers.multinomial_cms``); "one call" draws both
+is ``sample_multinomial``: at these sizes (2^16 rows and more) O(1) table lookups above n = 32
+(``distributions._bintables``, two binomial stages, 7 words per matrix) and inverse-CDF tables at
+n ≤ 32; "one call" draws both
 groups (same n and probabilities) as ``sample_multinomial(key, n, p, (2, pairs))``; writes
 experiments/results/bench_distributions_n.csv and a table, then ``name: value`` lines.
 Dirichlet-multinomial (alpha = ALPHA) is timed against ``rng.dirichlet`` + ``rng.multinomial``

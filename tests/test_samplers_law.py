@@ -171,6 +171,15 @@ def test_table_multinomial_marginals_are_binomial(tables_fn, n):
         assert _chi2_pvalue(obs, pmf, DRAWS) > 1e-4
 
 
+def test_table_path_is_one_program_for_every_n_and_p(tables_fn):
+    """n and p are traced: a sweep over sizes and probabilities compiles the table path once."""
+    for n, p in ((50, [0.1, 0.2, 0.3, 0.4]), (70_000, [0.25, 0.25, 0.25, 0.25]),
+                 (1_100_000, [0.9, 0.05, 0.03, 0.02])):
+        cms = np.asarray(tables_fn(jax.random.key(9), np.int32(n), np.asarray(p), DRAWS, True))
+        assert (cms.sum(-1) == n).all()
+    assert tables_fn._cache_size() == 1
+
+
 def test_table_multinomial_degenerate_probabilities(tables_fn):
     """Zero probabilities give zero cells on the table path (flips on every side); the means
     are n p."""
@@ -196,8 +205,9 @@ def test_row_windows_always_fit():
 
 def test_window_that_does_not_fit_goes_to_the_chain(monkeypatch):
     """With windows of 256 values, Bin(10⁴, ½) does not fit: sample_multinomial takes the exact
-    BTRS chain (and so below 2^16 rows); at n = 300 the windows fit, and the table path's
-    (P, TP) law matches scipy's (chi-square; every row and window in play)."""
+    BTRS chain (and so below 2^16 rows, or the inverse-CDF tables at n ≤ 250); at n = 300 the
+    windows fit, and the table path's (P, TP) law matches scipy's (chi-square; every row and
+    window in play)."""
     monkeypatch.setattr(B, "WINDOW", 256)
     p = np.array([0.4, 0.1, 0.2, 0.3])
     assert not B.table_multinomial_fits(10_000, p) and B.table_multinomial_fits(300, p)
@@ -205,9 +215,12 @@ def test_window_that_does_not_fit_goes_to_the_chain(monkeypatch):
     monkeypatch.setattr(S, "_binomial_chain", lambda key, n, p, shape, tables: calls.append(
         (int(n), shape, tables)) or np.zeros(shape + (4,), np.int32))
     rows = S.MULTINOMIAL_TABLE_MIN_ROWS
-    for n, shape in ((10_000, (rows,)), (300, (rows,)), (300, (rows - 1,))):
+    for n, shape in ((10_000, (rows,)), (300, (rows,)), (300, (rows - 1,)), (100, (2, rows // 2)),
+                     (100, (rows - 1,)), (S.MULTINOMIAL_LOOKUP_MIN_N, (rows,))):
         D.sample_multinomial(jax.random.key(0), n, p, shape)
-    assert calls == [(10_000, (rows,), False), (300, (rows,), True), (300, (rows - 1,), False)]
+    # n ≤ 250 below the lookups' rows or n: the inverse-CDF tables (no chain call)
+    assert calls == [(10_000, (rows,), False), (300, (rows,), True), (300, (rows - 1,), False),
+                     (100, (2, rows // 2), True)]
     n = 300
     f = jax.jit(S.multinomial_cms, static_argnums=(3, 4))
     cms = np.asarray(f(jax.random.key(5), np.int32(n), p, rows, True))

@@ -148,8 +148,9 @@ def condensed_table(counts):
     Digit i of c_j (widths :data:`_DIGITS`, the first unmasked) is how many times j appears in
     level i's part of the table; level i's entries each stand for 2^(32 − bits up to i) words.
     All levels are filled by one scatter of their first positions and one running maximum over
-    level · 2^16 + j (so no value leaks from one level into the next). Returns (table int32
-    (..., size), level boundaries int64 (..., levels), level offsets, shifts).
+    level · 2^16 + j (so no value leaks from one level into the next). Returns (table int16
+    (..., size), level boundaries int64 (..., levels), level offsets, shifts); values
+    j < 2^15 are kept as int16 (half the cache footprint).
     """
     width = counts.shape[-1]
     sizes = _level_sizes(width)
@@ -165,7 +166,8 @@ def condensed_table(counts):
            + jnp.arange(width, dtype=jnp.int32)).reshape(-1)
     pos = jnp.where(dig > 0, start, total).reshape((-1, len(_DIGITS) * width))
     marks = jax.vmap(lambda ps: jnp.full((total,), -1, jnp.int32).at[ps].set(val, mode="drop"))(pos)
-    table = (lax.associative_scan(jnp.maximum, marks, axis=1) & 0xFFFF).reshape(lead + (total,))
+    table = (lax.associative_scan(jnp.maximum, marks, axis=1) & 0xFFFF).astype(jnp.int16)
+    table = table.reshape(lead + (total,))
     bounds = jnp.cumsum(end[..., -1].astype(jnp.int64) << shifts, axis=-1)
     return table, bounds, jnp.asarray(offsets), jnp.asarray(shifts)
 
@@ -179,38 +181,33 @@ def condensed_draw(tab, w):
     for k in range(len(_DIGITS) - 1):
         level = level + (x >= bounds[k]).astype(jnp.int32)
     base = jnp.where(level > 0, bounds[jnp.maximum(level - 1, 0)], 0)
-    return table[offsets[level] + ((x - base) >> shifts[level])]
+    return table[offsets[level] + ((x - base) >> shifts[level])].astype(jnp.int32)
 
 
-def _unit64(w):
-    return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
-
-
-def _bisect(flat, width: int, row, u):
-    """min{j : cdf[row, j] > u} by bisection over j ∈ [0, width − 1] (the last always holds),
-    ``flat`` the row-major CDFs (rows · width,)."""
-    lo = jnp.zeros(u.shape, jnp.int32)
-    hi = jnp.full(u.shape, width - 1, jnp.int32)
+def _bisect(flat, width: int, row, last, w):
+    """min{j ≤ last : w < T[row, j]} (else ``last``) by bisection; ``flat`` the row-major
+    thresholds (rows · width,) uint32 and ``last`` the row's last value with mass."""
+    lo = jnp.zeros(w.shape, jnp.int32)
+    hi = last
     base = row * width
     for _ in range(max(1, math.ceil(math.log2(width)))):
         mid = (lo + hi) >> 1
-        gt = flat[base + mid] > u
+        gt = w < flat[base + mid]
         hi = jnp.where(gt, mid, hi)
         lo = jnp.where(gt, lo, mid + 1)
     return hi
 
 
-def _row_cdfs(sizes, q, width: int):
-    """CDFs (..., rows, width) of Bin(size, q) on windows centred on the means, and their first
-    values (q (...,) broadcast over the rows)."""
+def _row_thresholds(sizes, q, width: int):
+    """Rows of Bin(size, q) on windows centred on the means (q (...,) broadcast over the rows):
+    thresholds T_j = round(2^32 F_j) as uint32 (2^32 capped, never read: the search stops at the
+    row's first j with F_j = 1), those last values, and the windows' first values."""
     q = jnp.asarray(q)[..., None]
     lo = _window_lo(sizes, q, width)
     cdf = jnp.cumsum(window_pmf(sizes, q, lo, width), axis=-1)
-    return cdf / cdf[..., -1:], lo
-
-
-def _flip(p):
-    return p > 0.5, jnp.minimum(p, 1 - p)
+    t = jnp.round(cdf / cdf[..., -1:] * 2.0**32).astype(jnp.int64)
+    last = width - jnp.sum(t >= 1 << 32, axis=-1, dtype=jnp.int32)  # F = 1 on a suffix
+    return jnp.minimum(t, (1 << 32) - 1).astype(jnp.uint32), last, lo
 
 
 def table_multinomial(n, p):
@@ -230,8 +227,8 @@ def table_multinomial(n, p):
     table, bounds, offsets, shifts = condensed_table(_counts(window_pmf(sizes, probs, lo, WINDOW)))
     windows = [(table[i], bounds[i], offsets, shifts) for i in range(3)]  # sliced once, here
     h = jnp.arange(WINDOW // ROW_SPLIT, dtype=jnp.int32) * ROW_SPLIT
-    rows_h, lo_h = _row_cdfs(h, probs[1:], ROW_WINDOW)
-    rows_r, _ = _row_cdfs(jnp.arange(ROW_SPLIT, dtype=jnp.int32), probs[1:], ROW_SPLIT)
+    rows_h, last_h, lo_h = _row_thresholds(h, probs[1:], ROW_WINDOW)
+    rows_r, last_r, _ = _row_thresholds(jnp.arange(ROW_SPLIT, dtype=jnp.int32), probs[1:], ROW_SPLIT)
     rows_h = [lax.optimization_barrier(rows_h[i].reshape(-1)) for i in range(2)]
     rows_r = [lax.optimization_barrier(rows_r[i].reshape(-1)) for i in range(2)]
     windows = lax.optimization_barrier(windows)
@@ -239,8 +236,8 @@ def table_multinomial(n, p):
     def side(i, d, w):  # Bin(A_i + d, q_i) = A_i's window + ROW_SPLIT · h's row + r's row
         h, r = d // ROW_SPLIT, d % ROW_SPLIT
         x = lo[i + 1] + condensed_draw(windows[i + 1], w[0])
-        x = x + lo_h[i][h] + _bisect(rows_h[i], ROW_WINDOW, h, _unit64(w[1]))
-        return x + _bisect(rows_r[i], ROW_SPLIT, r, _unit64(w[2]))
+        x = x + lo_h[i][h] + _bisect(rows_h[i], ROW_WINDOW, h, last_h[i][h], w[1])
+        return x + _bisect(rows_r[i], ROW_SPLIT, r, last_r[i][r], w[2])
 
     def draw(key, m):
         # barriers: materialise each stage once (else XLA fuses a stage into every consumer)

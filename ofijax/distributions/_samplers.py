@@ -81,15 +81,15 @@ def binomial_chain_core(key, n, p, shape, tables=False):
 def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] = ()) -> jax.Array:
     """CM ~ Multinomial(n, probs), int32 (*shape, 4); ``probs`` in TP, FN, FP, TN order.
 
-    For n ≤ 250 drawn as TP ~ Bin(n, p_TP), FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)),
-    FP | TP, FN ~ Bin(rest, p_FP / (p_FP + p_TN)), each by inverse CDF on a float64-built table
-    (three uniforms per matrix, probabilities resolved to 2^-24). Above, in two stages of
-    binomials (:func:`multinomial_cms`): positives P ~ Bin(n, p_TP + p_FN), then TP | P and
-    FP | n − P. From 2^16 matrices per call, wherever n·p(1 − p) ≲ 2.9e5 for the stages' laws
-    (n up to ~1.2e6 at any p), by O(1) table lookups: 7 random words per matrix, each
-    probability resolved to 2^-32, at most 2e-12 of each binomial's mass (its far tails, by
-    Bernstein's bound) left out; otherwise exact BTRS where the mean is ≥ 10, else inversion
-    (float64, p read in float64).
+    From 2^16 matrices per call at 32 < n where n·p(1 − p) ≲ 2.9e5 for the stages' laws (n up
+    to ~1.2e6 at any p), in two stages by O(1) table lookups (:func:`multinomial_cms`):
+    positives P ~ Bin(n, p_TP + p_FN), then TP | P and FP | n − P; 7 random words per matrix,
+    each probability resolved to 2^-32, at most 2e-12 of each binomial's mass (its far tails,
+    by Bernstein's bound) left out. Otherwise, for n ≤ 250, as TP ~ Bin(n, p_TP),
+    FN | TP ~ Bin(n − TP, p_FN / (1 − p_TP)), FP | TP, FN ~ Bin(rest, p_FP / (p_FP + p_TN)),
+    each by inverse CDF on a float64-built table (three uniforms per matrix, probabilities
+    resolved to 2^-24); above, the same two stages by exact BTRS where the mean is ≥ 10, else
+    inversion (float64, p read in float64).
 
     Example:
         >>> import jax
@@ -102,11 +102,12 @@ def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] 
     n = _check_sampler_n(n)
     p = _check_probs(probs)
     shape = _check_shape(shape)
-    if n > MULTINOMIAL_TABLE_MAX_N:
-        size = int(np.prod(shape, dtype=np.int64))
-        tables = size >= MULTINOMIAL_TABLE_MIN_ROWS and _table_multinomial_fits(n, p)
+    size = int(np.prod(shape, dtype=np.int64))
+    lookups = (size >= MULTINOMIAL_TABLE_MIN_ROWS and n > MULTINOMIAL_LOOKUP_MIN_N
+               and _table_multinomial_fits(n, p))
+    if lookups or n > MULTINOMIAL_TABLE_MAX_N:
         with jax.enable_x64(True):
-            return _binomial_chain(key, np.int32(n), np.asarray(p, np.float64), shape, tables)
+            return _binomial_chain(key, np.int32(n), np.asarray(p, np.float64), shape, lookups)
     t = _tables(n, "multinomial", p)
     return _S.table_sample(key, n, *t, shape)
 
@@ -198,9 +199,12 @@ BTRS_POOL = 8
 MULTINOMIAL_TABLE_MAX_N = 250
 #: Rows per block of :func:`multinomial_cms` (large temporaries cost fresh pages on every call).
 MULTINOMIAL_CHUNK = 1 << 14
-#: From this many rows sample_multinomial draws by table lookups where they fit (their build
-#: costs a few ms per call: experiments/notes/samplers.md); fewer rows by the BTRS chain.
+#: sample_multinomial draws by table lookups (:mod:`._bintables`) from this many rows (their
+#: build costs ~8 ms per call) and above this n, where they fit; else by the inverse-CDF tables
+#: (n ≤ MULTINOMIAL_TABLE_MAX_N) or the BTRS chain. Both chosen by
+#: experiments/bench_distributions.py --over-n (experiments/notes/samplers.md).
 MULTINOMIAL_TABLE_MIN_ROWS = 1 << 16
+MULTINOMIAL_LOOKUP_MIN_N = 32
 
 
 def _unit64(w):
@@ -606,9 +610,9 @@ class _PairSampler:
     def draw(self, operands: tuple, key: jax.Array, shape: Sequence[int]) -> jax.Array:
         a, b = self.first, self.second
         if (isinstance(a, _Sampler) and a == b and a.kind == "multinomial"
-                and a.n > MULTINOMIAL_TABLE_MAX_N):
-            # both groups in ONE chain call: two calls in one program cost ~1.3x more
-            # (experiments/notes/samplers.md); the groups are still independent draws
+                and a.n > MULTINOMIAL_LOOKUP_MIN_N):
+            # both groups in ONE call (one set of lookup tables; two chain loops in one program
+            # cost ~1.3x more: experiments/notes/samplers.md); still independent groups
             both = sample_multinomial(key, a.n, a.params, (2,) + tuple(_check_shape(shape)))
             return jnp.stack([both[0], both[1]], axis=-2)
         k0, k1 = jax.random.split(key)
