@@ -173,11 +173,13 @@ def test_table_multinomial_marginals_are_binomial(tables_fn, n):
 
 def test_table_path_is_one_program_for_every_n_and_p(tables_fn):
     """n and p are traced: a sweep over sizes and probabilities compiles the table path once."""
+    compiled = None
     for n, p in ((50, [0.1, 0.2, 0.3, 0.4]), (70_000, [0.25, 0.25, 0.25, 0.25]),
                  (1_100_000, [0.9, 0.05, 0.03, 0.02])):
         cms = np.asarray(tables_fn(jax.random.key(9), np.int32(n), np.asarray(p), DRAWS, True))
         assert (cms.sum(-1) == n).all()
-    assert tables_fn._cache_size() == 1
+        compiled = compiled or tables_fn._cache_size()
+    assert tables_fn._cache_size() == compiled  # no program for the second and third sizes
 
 
 def test_table_multinomial_degenerate_probabilities(tables_fn):

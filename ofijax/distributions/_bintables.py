@@ -4,14 +4,13 @@ Owns the float64 CDF of Bin(n, p) on a window of values (from Stirling-series lo
 mode, accurate at n = 10⁶ where lgamma differences are not), its condensed lookup table
 (Marsaglia, Tsang & Wang, "Fast generation of discrete random variables", 2004: the 32-bit
 probabilities split into digits, each digit's values repeated that many times, so one word and
-one gather give a draw), rows of such CDFs searched by bisection for small per-slot n, and
-:func:`table_multinomial`: Multinomial(n, p) matrices for a fixed p and a traced n, drawn as
-P ~ Bin(n, p_TP + p_FN) from a window table, then TP | P and FP | n − P with P = A + 64 h + r
-split into binomials of fixed size A (a window table) and of sizes 128 h and r < 128 (row
-tables),
+one gather give a draw), rows of 32-bit CDF thresholds searched by bisection for small per-slot
+n, and :func:`table_multinomial`: Multinomial(n, p) matrices for a fixed p and a traced n, drawn
+as P ~ Bin(n, p_TP + p_FN) from a window table, then TP | P and FP | n − P with P = A + 128 h + r
+split into binomials of fixed size A (a window table) and of sizes 128 h and r < 128 (rows),
 since Bin(a + b, q) = Bin(a, q) + Bin(b, q) for independent parts. Every probability is resolved
 to 2^-32 (one 32-bit word per lookup); the windows leave out at most 2e-12 of each law's mass
-(Bernstein's bound), and :func:`table_multinomial` says when a window does not fit.
+(Bernstein's bound), and :func:`table_multinomial_fits` says where they fit.
 """
 
 from __future__ import annotations
@@ -26,7 +25,8 @@ from jax import lax
 from ._sampling import random_bits
 
 __all__ = ["stirling_tail", "window_pmf", "condensed_table", "condensed_draw", "fits",
-           "table_multinomial", "table_multinomial_fits", "WINDOW", "ROW_WINDOW", "ROW_SPLIT", "LEFT_OUT"]
+           "table_multinomial", "table_multinomial_fits", "WINDOW", "ROW_WINDOW", "ROW_SPLIT",
+           "LEFT_OUT"]
 
 #: s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π for k ≤ 9 (Hörmann's table, as in
 #: TensorFlow's BTRS); above 9 the Stirling series 1/12 − 1/360 x² + 1/1260 x⁴ over x = k + 1
@@ -36,6 +36,7 @@ _TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.020790672
          0.00925546218271273, 0.00833056343336287)
 #: Values per window table (static shapes): Bin(n, p) fits when n < WINDOW or its Bernstein
 #: interval (mass outside ≤ LEFT_OUT) is narrower than WINDOW − 2; ~ n p (1 − p) ≤ 2.9e5.
+#: At most 2^15 (window indices are kept as int16).
 WINDOW = 1 << 13
 #: Per-slot sizes d < WINDOW split as d = ROW_SPLIT · h + r; rows of Bin(ROW_SPLIT · h, q) keep
 #: ROW_WINDOW values around their mean (σ ≤ 45 there, so the Bernstein interval is ~690 wide);
@@ -88,7 +89,14 @@ def _laws(n, p, xp=jnp):
 
 
 def table_multinomial_fits(n: int, p) -> bool:
-    """Whether :func:`table_multinomial`'s windows fit Multinomial(n, p) (concrete n, p)."""
+    """Whether :func:`table_multinomial`'s windows fit Multinomial(n, p) (concrete n, p): each
+    of Bin(n, s), Bin(A, q_a), Bin(A', q_b) has n < WINDOW or 2 t + 2 < WINDOW, t the Bernstein
+    half-width L/3 + √(L²/9 + 2 L σ²), L = log(2/LEFT_OUT).
+
+    Example:
+        >>> table_multinomial_fits(10**6, [0.4, 0.1, 0.2, 0.3]), table_multinomial_fits(10**7, [0.25] * 4)
+        (True, False)
+    """
     sizes, probs, _, _ = _laws(np.int64(n), np.asarray(p, np.float64), np)
     return bool(np.all(fits(sizes, probs, xp=np)))
 
@@ -153,6 +161,7 @@ def condensed_table(counts):
     j < 2^15 are kept as int16 (half the cache footprint).
     """
     width = counts.shape[-1]
+    assert width <= 1 << 15, "window indices are int16"
     sizes = _level_sizes(width)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     shifts = (32 - np.cumsum(_DIGITS)).astype(np.int64)
