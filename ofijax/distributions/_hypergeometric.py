@@ -4,9 +4,11 @@ Owns :func:`hypergeometric` (HG(N, K, n): marked items among n drawn without rep
 with K marked; per-slot int64 parameters, populations up to 2^53 − 1 rows, draws int32):
 Stadlober's ratio-of-uniforms HRUA where the reduced mean is ≥ :data:`HRUA_MIN_MEAN`, inversion
 of the float64 CDF below, with the log-PMF ratios written by Stirling's series and ``log1p`` of
-small ratios (no large log-factorials cancel, so the law is accurate at N ~ 1e9 and beyond), and
-:func:`subsample_block`, the multivariate hypergeometric confusion matrices of a real group in
-two stages of it (positives, then TP | positives and FP | negatives in one call).
+small ratios (no large log-factorials cancel, so the law is accurate at N ~ 1e9 and beyond),
+each candidate tested in float32 outside an error band and in float64 inside it; and
+:func:`subsample_cms` (:func:`subsample_block` in blocks), the multivariate hypergeometric
+confusion matrices of a real group in two stages of it (positives, then TP | positives and
+FP | negatives in one call), with :func:`check_subsample`, the arguments' one check.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ._args import SAMPLER_MAX_N
 _D1 = 1.7155277699214135
 _D2 = 0.8989161620588988
 #: HRUA where the reduced mean s · M / N is at least this; below, inversion from 0 (a search of
-#: about mean + a few steps, cheaper than the rejection's setup).
+#: about mean + a few steps; the same switch as the binomial's BTRS_MIN_MEAN).
 HRUA_MIN_MEAN = 10.0
 #: The leftover pools (size // HRUA_POOL + 64 slots, then size // HRUA_POOL_LAST + 64) and the
 #: candidates per pool slot in each (experiments/notes/samplers.md, "Subsample at any n").
@@ -34,7 +36,8 @@ HRUA_POOL_LAST = 32
 HRUA_REFILL_LAST = 3
 #: Largest population the float64 arithmetic holds exactly.
 HG_MAX_N = 2**53 - 1
-#: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`).
+#: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`; the
+#: crossing measured in experiments/notes/samplers.md, "Subsample at any n").
 SUBSAMPLE_TABLE_MAX_N = 1000
 #: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
 SUBSAMPLE_CHUNK = 1 << 14
@@ -228,7 +231,8 @@ def _first_accepted(P, w):
 
 
 def _hrua(key, N, M, s, size):
-    """HG(N, M, s) by HRUA for reduced slots (float64 (size,) parameters, M, s ≤ N/2, mean ≥ 10).
+    """HG(N, M, s) by HRUA for reduced slots (float64 parameters (size,) or shared scalars,
+    M, s ≤ N/2, mean ≥ 10).
 
     One candidate per slot is drawn and decided at once (:func:`_decide`; HRUA accepts 62–73 %
     of its candidates); the slots left are compacted into a pool of size // :data:`HRUA_POOL`
@@ -238,7 +242,8 @@ def _hrua(key, N, M, s, size):
     only on which slots are left, so the law is HRUA's (float64 rounding aside; uniforms have
     32 bits).
     """
-    P = lax.optimization_barrier(_setup(N, M, s))
+    P = lax.optimization_barrier({a: jnp.broadcast_to(x, (size,)) for a, x in
+                                  _setup(N, M, s).items()})  # (setup once for shared parameters)
     w = _S.random_bits(jax.random.fold_in(key, 0), (2, size))
     out, done = lax.optimization_barrier(_decide(P, w[0], w[1]))
 
@@ -274,7 +279,7 @@ def _inversion(key, N, M, s, size):
     u = _unit64(_S.random_bits(key, (size,)))
     r = N - M - s
     top = jnp.minimum(M, s)
-    pmf = jnp.exp(_log_pmf0(N, M, s))
+    pmf = jnp.broadcast_to(jnp.exp(_log_pmf0(N, M, s)), (size,))
 
     def body(c):
         k, pmf, cdf = c
@@ -299,20 +304,12 @@ def hypergeometric(key: jax.Array, N, K, n, size: int) -> jax.Array:
     :func:`_log_ratio`), exact to ~1e-15 |k − m| whatever N: NumPy's HRUA subtracts
     log-factorials of size N log N (absolute error ~1e-5 at N = 1e9). Uniforms have 32 bits.
     Traced under ``jax.enable_x64`` whatever the global flag; branches no slot needs are
-    skipped (``lax.cond``).
-
-    Example:
-        >>> import jax
-        >>> from ofijax.distributions._hypergeometric import hypergeometric
-        >>> x = hypergeometric(jax.random.key(0), 10**9, 3 * 10**8, 10**6, 4)
-        >>> x.dtype, bool(((x > 295_000) & (x < 305_000)).all())
-        (dtype('int32'), True)
+    skipped (``lax.cond``). Its public form is :func:`ofijax.distributions.subsample` (whose
+    example runs it); the law is tested in tests/test_hypergeometric.py.
     """
     with jax.enable_x64(True):
         f64 = jnp.float64
-        N = jnp.broadcast_to(jnp.asarray(N, jnp.int64), (size,))
-        K = jnp.broadcast_to(jnp.asarray(K, jnp.int64), (size,))
-        n = jnp.broadcast_to(jnp.asarray(n, jnp.int64), (size,))
+        N, K, n = (jnp.asarray(v, jnp.int64) for v in (N, K, n))  # (size,) or shared scalars
         flip_n = 2 * n > N
         s = jnp.where(flip_n, N - n, n)
         flip_k = 2 * K > N
@@ -334,7 +331,7 @@ def hypergeometric(key: jax.Array, N, K, n, size: int) -> jax.Array:
         x = jnp.where(big, x_big, x_small).astype(jnp.int64)
         x = jnp.where(flip_k, s - x, x)
         x = jnp.where(flip_n, K - x, x)
-        return x.astype(jnp.int32)
+        return jnp.broadcast_to(x, (size,)).astype(jnp.int32)
 
 
 def subsample_block(key: jax.Array, cm, n, size: int) -> jax.Array:
