@@ -205,6 +205,8 @@ MULTINOMIAL_CHUNK = 1 << 14
 #: experiments/bench_distributions.py --over-n (experiments/notes/samplers.md).
 MULTINOMIAL_TABLE_MIN_ROWS = 1 << 16
 MULTINOMIAL_LOOKUP_MIN_N = 32
+#: Rows per block of the lookups (small temporaries: 7 words and a few int32 per row).
+MULTINOMIAL_LOOKUP_CHUNK = 1 << 16
 
 
 def _unit64(w):
@@ -401,25 +403,27 @@ def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int,
         if not tables:
             return _in_blocks(key, size, lambda k, m: _multinomial_block(k, n, p, m))
         draw = _table_multinomial(n, p)
-        return _in_blocks(key, size, lambda k, m: _S._stack_cells(*draw(k, m)))
+        return _in_blocks(key, size, lambda k, m: _S._stack_cells(*draw(k, m)),
+                          chunk=MULTINOMIAL_LOOKUP_CHUNK)
 
 
-def _in_blocks(key, size: int, draw, rows=None):
-    """``draw(key, m[, rows])`` → (m, 4) matrices for ``size`` rows: one call up to
-    :data:`MULTINOMIAL_CHUNK` rows, else blocks of that many by ``lax.map``, a key per block
-    (``jax.random.split(key, blocks)``); per-row parameters ``rows`` (size, ...) are padded with
-    copies of their first row, and the padding is cut off."""
-    if size <= MULTINOMIAL_CHUNK:
+def _in_blocks(key, size: int, draw, rows=None, chunk=None):
+    """``draw(key, m[, rows])`` → (m, 4) matrices for ``size`` rows: one call up to ``chunk``
+    (default :data:`MULTINOMIAL_CHUNK`) rows, else blocks of that many by ``lax.map``, a key per
+    block (``jax.random.split(key, blocks)``); per-row parameters ``rows`` (size, ...) are
+    padded with copies of their first row, and the padding is cut off."""
+    chunk = MULTINOMIAL_CHUNK if chunk is None else chunk
+    if size <= chunk:
         return draw(key, size) if rows is None else draw(key, size, rows)
-    blocks = -(-size // MULTINOMIAL_CHUNK)
+    blocks = -(-size // chunk)
     keys = jax.random.split(key, blocks)
     if rows is None:
-        out = lax.map(lambda k: draw(k, MULTINOMIAL_CHUNK), keys)
+        out = lax.map(lambda k: draw(k, chunk), keys)
     else:
-        pad = blocks * MULTINOMIAL_CHUNK - size
+        pad = blocks * chunk - size
         rb = jnp.concatenate([rows, jnp.broadcast_to(rows[:1], (pad,) + rows.shape[1:])])
-        rb = rb.reshape((blocks, MULTINOMIAL_CHUNK) + rows.shape[1:])
-        out = lax.map(lambda kr: draw(kr[0], MULTINOMIAL_CHUNK, kr[1]), (keys, rb))
+        rb = rb.reshape((blocks, chunk) + rows.shape[1:])
+        out = lax.map(lambda kr: draw(kr[0], chunk, kr[1]), (keys, rb))
     return out.reshape(-1, 4)[:size]
 
 
