@@ -208,8 +208,7 @@ def test_row_windows_always_fit():
 def test_window_that_does_not_fit_goes_to_the_chain(monkeypatch):
     """With windows of 256 values, Bin(10⁴, ½) does not fit: sample_multinomial takes the exact
     BTRS chain (and so below 2^16 rows, or the inverse-CDF tables at n ≤ 250); at n = 300 the
-    windows fit, and the table path's (P, TP) law matches scipy's (chi-square; every row and
-    window in play)."""
+    windows fit and it takes the lookups (the law on that small window: the slow test below)."""
     monkeypatch.setattr(B, "WINDOW", 256)
     p = np.array([0.4, 0.1, 0.2, 0.3])
     assert not B.table_multinomial_fits(10_000, p) and B.table_multinomial_fits(300, p)
@@ -223,7 +222,17 @@ def test_window_that_does_not_fit_goes_to_the_chain(monkeypatch):
     # n ≤ 250 below the lookups' rows or n: the inverse-CDF tables (no chain call)
     assert calls == [(10_000, (rows,), False), (300, (rows,), True), (300, (rows - 1,), False),
                      (100, (2, rows // 2), True)]
+
+
+@pytest.mark.slow
+def test_small_window_table_law(monkeypatch):
+    """Windows of 256 values at n = 300: the table path's (P, TP) law matches scipy's
+    (chi-square; every row and window in play). Slow tier: a program of its own (~4 s)."""
+    monkeypatch.setattr(B, "WINDOW", 256)
+    p = np.array([0.4, 0.1, 0.2, 0.3])
+    rows = S.MULTINOMIAL_TABLE_MIN_ROWS
     n = 300
+    assert B.table_multinomial_fits(n, p)
     f = jax.jit(S.multinomial_cms, static_argnums=(3, 4))
     cms = np.asarray(f(jax.random.key(5), np.int32(n), p, rows, True))
     pos, tp = cms[:, 0] + cms[:, 1], cms[:, 0]
