@@ -18,7 +18,8 @@ Exactness.
   inverse CDF on float64-built tables indexed by the remaining count, searched by bisection
   (three uniforms of 24 bits per matrix: probabilities are resolved to 2^-24). Above the tables'
   sizes the multinomial and the Dirichlet-multinomial are drawn in ``_samplers.py`` (an exact
-  binomial chain; Dirichlet probabilities from Marsaglia–Tsang gammas).
+  binomial chain; Dirichlet probabilities from Marsaglia–Tsang gammas); from 2^16 multinomial
+  matrices per call at n > 32, by the O(1) lookups of ``_bintables.py`` (2^-32 resolution).
 """
 
 from __future__ import annotations
