@@ -26,14 +26,15 @@ from ._sampling import random_bits
 
 __all__ = ["stirling_tail", "window_pmf", "condensed_table", "condensed_draw", "fits",
            "table_multinomial", "table_multinomial_fits", "WINDOW", "ROW_WINDOW", "ROW_SPLIT",
-           "LEFT_OUT"]
+           "LEFT_OUT", "STIRLING_TAIL"]
 
 #: s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π for k ≤ 9 (Hörmann's table, as in
 #: TensorFlow's BTRS); above 9 the Stirling series 1/12 − 1/360 x² + 1/1260 x⁴ over x = k + 1
 #: (truncation error < 1/(1680 · 11⁷) = 3e-11).
-_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
-         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
-         0.00925546218271273, 0.00833056343336287)
+STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                 0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                 0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                 0.00833056343336287)
 #: Values per window table (static shapes): Bin(n, p) fits when n < WINDOW or its Bernstein
 #: interval (mass outside ≤ LEFT_OUT) is narrower than WINDOW − 2; ~ n p (1 − p) ≤ 2.9e5.
 #: At most 2^15 (window indices are kept as int16).
@@ -52,11 +53,11 @@ _DIGITS = (8, 8, 3, 3, 3, 3, 3, 1)
 
 
 def stirling_tail(k, dt):
-    """s(k) of :data:`_TAIL` (table up to 9, Stirling series above) for int arrays k ≥ 0."""
+    """s(k) of :data:`STIRLING_TAIL` (table up to 9, Stirling series above) for int arrays k ≥ 0."""
     x = k.astype(dt) + 1
     s = 1 / (x * x)
     series = (dt(1 / 12) - (dt(1 / 360) - s * dt(1 / 1260)) * s) / x
-    return jnp.where(k <= 9, jnp.asarray(_TAIL, dt)[jnp.clip(k, 0, 9)], series)
+    return jnp.where(k <= 9, jnp.asarray(STIRLING_TAIL, dt)[jnp.clip(k, 0, 9)], series)
 
 
 def _half_width(var, xp=jnp):

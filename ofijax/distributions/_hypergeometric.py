@@ -21,6 +21,7 @@ from jax import lax
 
 from . import _sampling as _S
 from ._args import SAMPLER_MAX_N
+from ._bintables import STIRLING_TAIL as _TAIL
 
 #: HRUA's table-mountain hat (Stadlober 1989): h = D1 · sqrt(var + ½) + D2 (as in NumPy).
 _D1 = 1.7155277699214135
@@ -42,15 +43,10 @@ SUBSAMPLE_TABLE_MAX_N = 1000
 #: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
 SUBSAMPLE_CHUNK = 1 << 14
 
-#: s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π for k ≤ 9; above 9 the Stirling
-#: series 1/12 − 1/360 x² + 1/1260 x⁴ over x = k + 1 (truncation error < 3e-11).
-_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
-         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
-         0.00925546218271273, 0.00833056343336287)
-
-
 def _tail(k):
-    """s(k) (Stirling's remainder of log k!) for float64 whole k ≥ 0."""
+    """s(k) (Stirling's remainder of log k!) for float64 whole k ≥ 0: the table
+    :data:`~._bintables.STIRLING_TAIL` for k ≤ 9, the Stirling series 1/12 − 1/360 x² +
+    1/1260 x⁴ over x = k + 1 above (truncation error < 3e-11)."""
     x = k + 1
     s = 1 / (x * x)
     series = (1 / 12 - (1 / 360 - s * (1 / 1260)) * s) / x
@@ -64,11 +60,6 @@ def _small_tail(k, above):
     for i in range(9, -1, -1):
         out = jnp.where(k == i, jnp.asarray(_TAIL[i], above.dtype), out)
     return out
-
-
-def _unit64(w):
-    """float64 in (0, 1): the midpoints of the 2^32 cells of a uint32 word."""
-    return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
 
 
 def _step(x, e):
@@ -114,8 +105,8 @@ def _log_ratio(P, k):
 def _propose(P, wu, wv):
     """HRUA's candidate k = ⌊a + h (V − ½)/U⌋ in float64 (so ⌊·⌋ is exact to ~2^-30 at any
     mean), U, and whether a ≤ … < b (else rejected)."""
-    u = _unit64(wu)
-    x = P["a"] + P["h"] * (_unit64(wv) - 0.5) / u
+    u = _S.unit64(wu)
+    x = P["a"] + P["h"] * (_S.unit64(wv) - 0.5) / u
     return jnp.floor(jnp.clip(x, 0, P["b"] - 1)), u, (x >= 0) & (x < P["b"])
 
 
@@ -184,17 +175,6 @@ def _candidate32(P, wu, wv):
     return k, inside & (lhs <= rhs - band), ~inside | (lhs > rhs + band)
 
 
-def _compact(mask, pool):
-    """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask)
-    (rank by an associative scan: XLA:CPU's cumsum is a slow reduce-window)."""
-    size = mask.shape[0]
-    mask = lax.optimization_barrier(mask)
-    rank = lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
-    tgt = jnp.where(mask & (rank < pool), rank, pool)
-    return jnp.full((pool,), size, jnp.int32).at[tgt].set(jnp.arange(size, dtype=jnp.int32),
-                                                          mode="drop")
-
-
 def _decide(P, wu, wv):
     """The candidate of words ``wu``, ``wv`` per slot and whether HRUA accepts it: the float32
     test where it is outside its band, the float64 test (compacted, :data:`_EXACT_POOL` slots a
@@ -206,7 +186,7 @@ def _decide(P, wu, wv):
 
     def exact(c):
         acc, und = c
-        idx = _compact(und, pool)
+        idx = _S.compact(und, pool)
         j = jnp.minimum(idx, m - 1)
         _, ok = _candidate({a: x[j] for a, x in P.items()}, wu[j], wv[j])
         return acc.at[idx].set(ok, mode="drop"), und.at[idx].set(False, mode="drop")
@@ -252,7 +232,7 @@ def _hrua(key, N, M, s, size):
 
     def turn(c, pool, refill):
         i, done, out = c
-        idx = _compact(~done, pool)
+        idx = _S.compact(~done, pool)
         j = jnp.minimum(idx, size - 1)
         fresh = _S.random_bits(jax.random.fold_in(key, i), (refill, 2, pool))
         kj, ok = _first_accepted({a: x[j] for a, x in P.items()}, fresh)
@@ -279,7 +259,7 @@ def _log_pmf0(N, M, s):
 def _inversion(key, N, M, s, size):
     """HG(N, M, s) for reduced float64 slots of mean < 10: sequential search of the float64 CDF
     from 0 (f(k + 1)/f(k) = (M − k)(s − k) / ((k + 1)(r + k + 1)))."""
-    u = _unit64(_S.random_bits(key, (size,)))
+    u = _S.unit64(_S.random_bits(key, (size,)))
     r = N - M - s
     top = jnp.minimum(M, s)
     pmf = jnp.broadcast_to(jnp.exp(_log_pmf0(N, M, s)), (size,))
@@ -365,7 +345,7 @@ def subsample_block(key: jax.Array, cm, n, size: int) -> jax.Array:
                                   (jax.random.split(key, 3), jnp.arange(3)))
         p, tp, fp = p.astype(jnp.int32), tp.astype(jnp.int32), fp.astype(jnp.int32)
         n32 = n.astype(jnp.int32)
-        return _S._stack_cells(tp, p - tp, fp, n32 - p - fp)
+        return _S.stack_cells(tp, p - tp, fp, n32 - p - fp)
 
 
 @functools.partial(jax.jit, static_argnums=(3,))

@@ -26,6 +26,7 @@ from jax import lax
 from ofijax import _validation as _v
 from ofijax.metrics import ofi as _ofi
 
+from . import _hypergeometric as _H
 from . import _sampling as _S
 from ._args import check_alpha as _check_alpha
 from ._args import check_cm as _check_cm
@@ -149,11 +150,12 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
     n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 1000 drawn as
     TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN, n − TP), FP | … ~ HG(cm_FP + cm_TN,
     cm_FP, rest) by inverse CDF on float64-built tables (24-bit uniforms: probabilities resolved
-    to 2^-24). Above, in two stages of an exact hypergeometric sampler (Stadlober's HRUA, and
+    to 2^-24). Above, by an exact hypergeometric sampler (Stadlober's HRUA, and
     inversion where the mean is < 10; float64 log-PMF ratios by Stirling's series, accurate at
     any group size; 32-bit uniforms): positives P ~ HG(M, cm_TP + cm_FN, n), then
     TP | P ~ HG(cm_TP + cm_FN, cm_TP, P) and FP | P ~ HG(cm_FP + cm_TN, cm_FP, n − P) (the same
-    law). There ``cm`` and ``n`` are arguments of one compiled program per ``shape``.
+    law), the three stages as one loop over one sampler. There ``cm`` and ``n`` are arguments
+    of one compiled program per ``shape``.
 
     Example:
         >>> import jax
@@ -165,8 +167,6 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
         >>> cms.sum(-1).tolist(), bool((cms <= jax.numpy.array(group)).all())
         ([5000, 5000, 5000], True)
     """
-    from . import _hypergeometric as _H
-
     key = _v.as_key(key)
     c = _check_cm(cm)
     n = _check_n(n)
@@ -209,11 +209,6 @@ MULTINOMIAL_LOOKUP_MIN_N = 32
 MULTINOMIAL_LOOKUP_CHUNK = 1 << 16
 
 
-def _unit64(w):
-    """float64 in (0, 1): the midpoints of the 2^32 cells of a uint32 word."""
-    return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
-
-
 def _btrs_setup(n, p):
     """BTRS constants (float64) for int32 n and float64 p ≤ ½ with n·p ≥ 10."""
     nf = n.astype(jnp.float64)
@@ -231,8 +226,8 @@ def _btrs_setup(n, p):
 def _btrs_propose(P, wu, wv):
     """Candidate k = m + ⌊(2a/u_s + b) u + c − m⌋ (float64, so ⌊·⌋ is exact to 2^-40 at
     |·| < 2^12) and the squeeze u_s ≥ 0.07, v ≤ v_r."""
-    u = _unit64(wu) - 0.5
-    v = _unit64(wv)
+    u = _S.unit64(wu) - 0.5
+    v = _S.unit64(wv)
     us = 0.5 - jnp.abs(u)
     nf = P["n"].astype(jnp.float64)
     d = jnp.clip(jnp.floor((2 * P["a"] / us + P["b"]) * u + P["cm"]), -nf - 1, nf + 1)
@@ -270,20 +265,6 @@ def _btrs_test64(P, wu, wv):
     return k, quick | (inside & (lhs <= rhs))
 
 
-def _compact(mask, pool):
-    """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask).
-
-    The rank is an associative scan (XLA:CPU's cumsum is a slow reduce-window) of a mask
-    materialised first (else its producer is re-evaluated at every level of the scan).
-    """
-    size = mask.shape[0]
-    mask = lax.optimization_barrier(mask)
-    rank = lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
-    tgt = jnp.where(mask & (rank < pool), rank, pool)
-    return jnp.full((pool,), size, jnp.int32).at[tgt].set(jnp.arange(size, dtype=jnp.int32),
-                                                          mode="drop")
-
-
 def _btrs(key, n, p, size):
     """Binomial(n, p) by Hörmann's BTRS (transformed rejection with squeeze), p ≤ ½, n·p ≥ 10.
 
@@ -318,7 +299,7 @@ def _btrs(key, n, p, size):
 
     def outer(c):
         i, done, pending, out = c
-        idx = _compact(~done, small)
+        idx = _S.compact(~done, small)
         j = jnp.minimum(idx, size - 1)
         Pj = {a: x[j] for a, x in P.items()}
         wu, wv = wu0[j], wv0[j]
@@ -340,7 +321,7 @@ def _btrs(key, n, p, size):
 
 def _binomial_inversion(key, n, p, size):
     """Binomial(n, p) for n·p < 10 by sequential search of the float64 CDF from 0."""
-    u = _unit64(_S.random_bits(key, (size,)))
+    u = _S.unit64(_S.random_bits(key, (size,)))
     ratio = p / (1 - p)
     pmf = jnp.broadcast_to(jnp.exp(n.astype(jnp.float64) * jnp.log1p(-p)), (size,))
 
@@ -403,7 +384,7 @@ def multinomial_cms(key: jax.Array, n: jax.Array, p: jax.Array, size: int,
         if not tables:
             return _in_blocks(key, size, lambda k, m: _multinomial_block(k, n, p, m))
         draw = _table_multinomial(n, p)
-        return _in_blocks(key, size, lambda k, m: _S._stack_cells(*draw(k, m)),
+        return _in_blocks(key, size, lambda k, m: _S.stack_cells(*draw(k, m)),
                           chunk=MULTINOMIAL_LOOKUP_CHUNK)
 
 
@@ -451,7 +432,7 @@ def _multinomial_block(key, n, p, size):
     q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
     two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
     tp, fp = two[:size], two[size:]
-    return _S._stack_cells(tp, pos - tp, fp, n - pos - fp)
+    return _S.stack_cells(tp, pos - tp, fp, n - pos - fp)
 
 
 # ------------------------------------------------------------------ Dirichlet probabilities
@@ -536,7 +517,7 @@ def dirichlet(key: jax.Array, alpha: tuple, size: int) -> jax.Array:
 
     def body(c):
         i, lg, ok = c
-        idx = _compact(~ok, pool)
+        idx = _S.compact(~ok, pool)
         fresh, fok = _gamma_rows(jax.random.fold_in(key, i), alpha, pool)
         return i + 1, lg.at[idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
 
@@ -655,8 +636,6 @@ def dirichlet_multinomial_sampler(n: int, alpha: Any) -> Callable:
 def subsample_sampler(cm: Any, n: int) -> Callable:
     """``sampler(key, shape)`` drawing n rows without replacement from a group with counts ``cm``
     (:func:`subsample`: any n ≤ Σ cm)."""
-    from . import _hypergeometric as _H
-
     c = _check_cm(cm)
     n = _check_n(n)
     _H.check_subsample(c, n)

@@ -19,7 +19,10 @@ Exactness.
   (three uniforms of 24 bits per matrix: probabilities are resolved to 2^-24). Above the tables'
   sizes the multinomial and the Dirichlet-multinomial are drawn in ``_samplers.py`` (an exact
   binomial chain; Dirichlet probabilities from Marsaglia–Tsang gammas); from 2^16 multinomial
-  matrices per call at n > 32, by the O(1) lookups of ``_bintables.py`` (2^-32 resolution).
+  matrices per call at n > 32, by the O(1) lookups of ``_bintables.py`` (2^-32 resolution);
+  subsample above n = 1000 by the exact hypergeometric sampler of ``_hypergeometric.py``.
+* Shared by the rejection samplers (BTRS in ``_samplers.py``, HRUA in ``_hypergeometric.py``):
+  :func:`unit64` (a word as a float64 uniform) and :func:`compact` (the refills' slot lists).
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ from ._combinatorics import num_cms
 
 __all__ = [
     "random_bits",
+    "unit64",
+    "compact",
+    "stack_cells",
     "uniform_floats",
     "uniform_below",
     "unrank_cms",
@@ -176,7 +182,27 @@ def uniform_below(key: jax.Array, bound: int, shape: tuple[int, ...]) -> jax.Arr
     return out.reshape(shape)
 
 
-def _stack_cells(tp, fn, fp, tn) -> jax.Array:
+def unit64(w: jax.Array) -> jax.Array:
+    """float64 in (0, 1): the midpoints of the 2^32 cells of a uint32 word."""
+    return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
+
+
+def compact(mask: jax.Array, pool: int) -> jax.Array:
+    """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask).
+
+    The rank is an associative scan (XLA:CPU's cumsum is a slow reduce-window) of a mask
+    materialised first (else its producer is re-evaluated at every level of the scan). Shared by
+    the rejection samplers' refills (binomial BTRS, hypergeometric HRUA).
+    """
+    size = mask.shape[0]
+    mask = lax.optimization_barrier(mask)
+    rank = lax.associative_scan(jnp.add, mask.astype(jnp.int32)) - 1
+    tgt = jnp.where(mask & (rank < pool), rank, pool)
+    return jnp.full((pool,), size, jnp.int32).at[tgt].set(jnp.arange(size, dtype=jnp.int32),
+                                                          mode="drop")
+
+
+def stack_cells(tp, fn, fp, tn) -> jax.Array:
     """Stack four int columns into (..., 4) int32 by column updates of a zero buffer.
 
     ``jnp.stack`` here lets XLA's CPU backend fuse the whole sampler into the concatenation and
@@ -241,7 +267,7 @@ def _unrank_tail(m: jax.Array, s2: jax.Array, n: int | jax.Array) -> jax.Array:
     fp = m + 1 - k
     tn = k - 1 - fn
     tp = jnp.broadcast_to(n - m, fn.shape)
-    return _stack_cells(tp, fn, fp, tn)
+    return stack_cells(tp, fn, fp, tn)
 
 
 def unrank_cms(rank: jax.Array, n: int | jax.Array) -> jax.Array:
@@ -303,7 +329,7 @@ def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array
     pos = draw(k0, size)
     pos = _refill(k1, draw, reject, pos, _pool_size(size, 3.0 / width))
     lo, mid, hi = _sort3(pos)
-    cells = _stack_cells(lo, mid - lo - 1, hi - mid - 1, width - 1 - hi)
+    cells = stack_cells(lo, mid - lo - 1, hi - mid - 1, width - 1 - hi)
     return cells.reshape(tuple(shape) + (4,))
 
 
@@ -457,7 +483,7 @@ def uniform_cms_traced(key: jax.Array, n: jax.Array, size: int) -> jax.Array:
         ka, kb = jax.random.split(k)
         pos = _refill(kb, draw, reject, draw(ka, size), min(size, size // 8 + 64))
         lo, mid, hi = _sort3(pos)
-        return _stack_cells(lo, mid - lo - 1, hi - mid - 1, n + 2 - hi)
+        return stack_cells(lo, mid - lo - 1, hi - mid - 1, n + 2 - hi)
 
     return lax.cond(n <= UNRANK_MAX_N, by_rank, by_bars, key)
 
