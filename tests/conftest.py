@@ -133,7 +133,8 @@ _FILE_SECONDS = {
     "tests/test_ijdi_experiments.py": 6,
     "tests/test_samplers_speed.py": 20,
     "tests/test_diff_defaults.py": 8,
-    "tests/test_samplers_law.py": 4,
+    "tests/test_samplers_law.py": 20,
+    "tests/test_hypergeometric.py": 6,
 }
 
 
