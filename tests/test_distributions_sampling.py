@@ -181,14 +181,15 @@ def test_subsample_whole_group():
 
 
 def test_uniform_sampler_table_paths_agree():
-    # lookup table (n ≤ LUT_MAX_N) and closed form give the draws of unranking the ranks
+    # the lookup table (n ≤ LUT_MAX_N) gives the draws of unranking the ranks in closed form;
+    # above, stars and bars
     key = jax.random.key(11)
     k0, k1 = jax.random.split(key)
-    refs = []
-    for k, n in ((k0, 30), (k1, S.LUT_MAX_N + 1)):
-        ranks = S.uniform_below(k, C.num_cms(n), (500,))
-        refs.append(np.asarray(S.unrank_cms_jit(ranks, np.int32(n))))
-        assert (np.asarray(D.sample_uniform(k, n, (500,))) == refs[-1]).all()
+    ranks = S.uniform_below(k0, C.num_cms(30), (500,))
+    refs = [np.asarray(S.unrank_cms_jit(ranks, np.int32(30)))]
+    assert (np.asarray(D.sample_uniform(k0, 30, (500,))) == refs[0]).all()
+    refs.append(np.asarray(S._stars_and_bars(k1, S.LUT_MAX_N + 1, (500,))))
+    assert (np.asarray(D.sample_uniform(k1, S.LUT_MAX_N + 1, (500,))) == refs[1]).all()
     # table passed as a jit argument (as monte_carlo does) == table closed over
     pair = D.pair_sampler(D.uniform_sampler(30), D.uniform_sampler(S.LUT_MAX_N + 1))
     a = np.asarray(pair(key, (500,)))

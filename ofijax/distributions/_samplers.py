@@ -42,11 +42,12 @@ from ._bintables import table_multinomial_fits as _table_multinomial_fits
 def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Array:
     """Exactly uniform draws from M(n): int32 (*shape, 4), TP, FN, FP, TN.
 
-    One random 32-bit word per matrix: an integer r uniform on [0, N(n)) (rejection of the top
-    2^32 mod N(n) words, refilled until none is left, so exactly uniform), unranked in closed form
-    (TP from the cumulative C(x; n) by a cube root, FP from triangular numbers by a square root,
-    then FN) — see :func:`unrank_confusion_matrix`. For n ≥ 2950 (N(n) ≥ 2^32) it uses stars and
-    bars instead: three distinct sorted positions among n + 3, exact by rejection.
+    For n ≤ 255, one random 32-bit word per matrix: an integer r uniform on [0, N(n))
+    (rejection of the top 2^32 mod N(n) words, refilled until none is left, so exactly uniform),
+    decoded by one gather from a packed table of M(n) in rank order (the same matrix as the
+    closed-form :func:`unrank_confusion_matrix`). Above, stars and bars: three distinct sorted
+    positions among n + 3 (three words, rows with a coincidence redrawn, so exact), which is
+    about twice as fast as unranking in closed form there (experiments/notes/samplers.md).
 
     This is NOT Multinomial(n, ¼, ¼, ¼, ¼), which concentrates near n/4 per cell.
 
