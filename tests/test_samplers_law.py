@@ -80,8 +80,8 @@ def _chi2_pvalue(obs: np.ndarray, pmf: np.ndarray, total: int) -> float:
 @jax.jit
 def _window(n, p):
     with jax.enable_x64(True):
-        lo = B._window_lo(n, p, B.WINDOW)
-        counts = B._counts(B.window_pmf(n, p, lo, B.WINDOW))
+        lo = B.window_lo(n, p, B.WINDOW)
+        counts = B.window_counts(B.window_pmf(n, p, lo, B.WINDOW))
         return lo, counts, B.condensed_table(counts)
 
 

@@ -25,6 +25,7 @@ from jax import lax
 from ._sampling import random_bits
 
 __all__ = ["stirling_tail", "window_pmf", "condensed_table", "condensed_draw", "fits",
+           "half_width", "window_lo", "window_counts",
            "table_multinomial", "table_multinomial_fits", "WINDOW", "ROW_WINDOW", "ROW_SPLIT",
            "LEFT_OUT", "STIRLING_TAIL"]
 
@@ -60,8 +61,10 @@ def stirling_tail(k, dt):
     return jnp.where(k <= 9, jnp.asarray(STIRLING_TAIL, dt)[jnp.clip(k, 0, 9)], series)
 
 
-def _half_width(var, xp=jnp):
-    """t with exp(−t²/(2(σ² + t/3))) = LEFT_OUT / 2: Bernstein's bound on each tail."""
+def half_width(var, xp=jnp):
+    """t with exp(−t²/(2(σ² + t/3))) = LEFT_OUT / 2: Bernstein's bound on each tail of a sum of
+    independent [0, 1] variables of variance σ² (and, by Hoeffding 1963, Thm. 4, of draws without
+    replacement: the hypergeometric windows of ``_hypergeometric`` use it)."""
     L = math.log(2 / LEFT_OUT)
     return L / 3 + xp.sqrt(L * L / 9 + 2 * L * var)
 
@@ -71,7 +74,7 @@ def fits(n, p, width: int | None = None, xp=jnp):
     (default :data:`WINDOW`); ``xp`` = numpy for concrete arguments (no program compiled)."""
     width = WINDOW if width is None else width
     nf = xp.asarray(n).astype(xp.float64)
-    return (xp.asarray(n) < width) | (2 * _half_width(nf * p * (1 - p), xp) + 2 < width)
+    return (xp.asarray(n) < width) | (2 * half_width(nf * p * (1 - p), xp) + 2 < width)
 
 
 def _laws(n, p, xp=jnp):
@@ -82,7 +85,7 @@ def _laws(n, p, xp=jnp):
     qb = xp.where(sneg > 0, p[2] / xp.where(sneg > 0, sneg, 1), 0.0)
     flips = (s > 0.5, qa > 0.5, qb > 0.5)
     ss, qa, qb = (xp.minimum(x, 1 - x) for x in (s, qa, qb))
-    lo1 = _window_lo(xp.asarray(n, xp.int32), ss, WINDOW, xp)
+    lo1 = window_lo(xp.asarray(n, xp.int32), ss, WINDOW, xp)
     plo = xp.where(flips[0], n - (lo1 + WINDOW - 1), lo1)  # P's window, mirrored if s flipped
     a = xp.maximum(plo, 0)
     a2 = xp.maximum(n - (plo + WINDOW - 1), 0)
@@ -128,13 +131,13 @@ def window_pmf(n, p, lo, width: int):
     return jnp.where(zero, (k == 0).astype(jnp.float64), f)
 
 
-def _window_lo(n, p, width: int, xp=jnp):
+def window_lo(n, p, width: int, xp=jnp):
     """The window's first value: centred on the mean, inside [0, n − width + 1] (0 if n < width)."""
     c = xp.floor(n.astype(xp.float64) * p).astype(xp.int32) - width // 2
     return xp.clip(c, 0, xp.maximum(n - width + 1, 0))
 
 
-def _counts(pmf):
+def window_counts(pmf):
     """Integer probabilities c_j (int64, Σ c_j = 2^32 exactly): differences of the normalised CDF
     rounded to 2^-32 (each within 2^-32 of the window-normalised probability)."""
     cdf = jnp.cumsum(pmf, axis=-1)
@@ -213,7 +216,7 @@ def _row_thresholds(sizes, q, width: int):
     thresholds T_j = round(2^32 F_j) as uint32 (2^32 capped, never read: the search stops at the
     row's first j with F_j = 1), those last values, and the windows' first values."""
     q = jnp.asarray(q)[..., None]
-    lo = _window_lo(sizes, q, width)
+    lo = window_lo(sizes, q, width)
     cdf = jnp.cumsum(window_pmf(sizes, q, lo, width), axis=-1)
     t = jnp.round(cdf / cdf[..., -1:] * 2.0**32).astype(jnp.int64)
     last = width - jnp.sum(t >= 1 << 32, axis=-1, dtype=jnp.int32)  # F = 1 on a suffix
@@ -233,8 +236,8 @@ def table_multinomial(n, p):
     """
     sizes, probs, (fs, fa, fb), plo = _laws(n, p)
     a, a2 = sizes[1], sizes[2]
-    lo = _window_lo(sizes, probs, WINDOW)
-    table, bounds, offsets, shifts = condensed_table(_counts(window_pmf(sizes, probs, lo, WINDOW)))
+    lo = window_lo(sizes, probs, WINDOW)
+    table, bounds, offsets, shifts = condensed_table(window_counts(window_pmf(sizes, probs, lo, WINDOW)))
     windows = [(table[i], bounds[i], offsets, shifts) for i in range(3)]  # sliced once, here
     h = jnp.arange(WINDOW // ROW_SPLIT, dtype=jnp.int32) * ROW_SPLIT
     rows_h, last_h, lo_h = _row_thresholds(h, probs[1:], ROW_WINDOW)
