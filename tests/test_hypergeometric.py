@@ -196,3 +196,123 @@ def test_subsample_errors():
         D.subsample(0, (2**53, 0, 0, 5), 5000, (2,))
     with pytest.raises(ValueError, match="^cm: groups of up to 2"):
         D.subsample_sampler((2**53, 0, 0, 5), 5000)
+
+
+# ------------------------------------ the positives stage by table lookup (#41 item 2, round 4)
+
+from ofijax.distributions import _bintables as B  # noqa: E402
+
+P_DRAWS = 1 << 16
+
+
+@jax.jit
+def _positives(key, cm, n):
+    """One program for the quick tier's window tests: P's window (reduced law), its integer
+    probabilities, whether it fits, and P_DRAWS draws of P by table lookup."""
+    with jax.enable_x64(True):
+        N, K = jnp.sum(cm), cm[0] + cm[1]
+        lo, f, fits, _ = H.window_pmf(N, K, n)
+        fits2, draw = H.positives_table(cm, n)
+        return lo, B.window_counts(f), fits, fits2, draw(S.random_bits(key, (P_DRAWS,)))
+
+
+def positives(seed, cm, n):
+    with jax.enable_x64(True):
+        out = _positives(jax.random.key(seed), jnp.asarray(cm, jnp.int64), jnp.int64(n))
+    lo, counts, fits, fits2, p = (np.asarray(v) for v in out)
+    assert bool(fits) == bool(fits2)
+    return int(lo), counts.astype(np.int64), bool(fits), p.astype(np.int64)
+
+
+def _reduced(N, K, n):
+    return min(K, N - K), min(n, N - n)
+
+
+@pytest.mark.parametrize("cm,n", [
+    ((300, 100, 250, 350), 400),                    # whole support in the window
+    ((40_000, 10_000, 20_000, 30_000), 5000),       # whole support (min(M, s) < WINDOW)
+    ((400_000, 100_000, 200_000, 300_000), 100_000),  # a window around the mean
+    ((700, 100, 100, 100), 900),                    # K > N/2 and n > N/2 (both flips)
+    ((4_000_000, 1_000_000, 2_000_000, 3_000_000), 1_000_000),  # the bench's group at n = 1e6
+])
+def test_positives_window_against_scipy(cm, n):
+    """c_j / 2^32 within 2^-32 (+ float64 error) of scipy.stats.hypergeom.pmf of the reduced law on
+    the window, Σ c_j = 2^32 exactly, and the window leaves out ≤ LEFT_OUT (scipy's tails)."""
+    lo, counts, fits, _ = positives(0, cm, n)
+    N, K = sum(cm), cm[0] + cm[1]
+    M, s = _reduced(N, K, n)
+    ref = st.hypergeom(N, M, s)
+    assert fits and counts.sum() == 1 << 32 and (counts >= 0).all()
+    k = lo + np.arange(B.WINDOW)
+    out = ref.cdf(lo - 1) + ref.sf(lo + B.WINDOW - 1)
+    assert out <= B.LEFT_OUT
+    err = np.abs(counts / 2.0**32 - ref.pmf(k))
+    assert err.max() <= 2.0**-32 + out + 1e-12, err.max()
+
+
+def _mp_pmf(N, M, s, k):
+    return float(mpmath.binomial(M, k) * mpmath.binomial(N - M, s - k) / mpmath.binomial(N, s))
+
+
+@pytest.mark.parametrize("cm,n", [
+    ((2 * 10**8, 10**8, 3 * 10**8, 4 * 10**8), 10**6),   # N = 1e9
+    ((2**39, 12345, 2**38, 2**38 - 12345), 3 * 10**5),    # N = 2^40
+])
+def test_positives_window_at_large_N_against_mpmath(cm, n):
+    """At N ~ 1e9 scipy's pmf is off by ~2e-7 relative (log-gamma differences), so the reference
+    is mpmath (40 digits) at points from the mode to ~8 sd out; the window's left-out mass is
+    bounded by Bernstein's inequality (sd ≤ 500 here, half-window 4096)."""
+    mpmath.mp.dps = 40
+    lo, counts, fits, _ = positives(1, cm, n)
+    N, K = sum(cm), cm[0] + cm[1]
+    M, s = _reduced(N, K, n)
+    assert fits and counts.sum() == 1 << 32
+    mean, sd = s * M / N, np.sqrt(s * M / N * (1 - M / N))
+    assert lo <= mean - 8 * sd and mean + 8 * sd < lo + B.WINDOW
+    for z in (-8, -4, -1.5, -0.2, 0, 0.7, 3, 6):
+        k = int(round(mean + z * sd))
+        assert abs(counts[k - lo] / 2.0**32 - _mp_pmf(N, M, s, k)) <= 2.0**-32 + 1e-12, (z, k)
+
+
+def test_positives_window_fits_only_where_bernstein_allows():
+    """fits ⇔ min(M, s) < WINDOW or 2 t + 2 < WINDOW (t Bernstein's half-width of Bin(s, M/N))."""
+    for cm, n, want in (((3 * 10**11, 2 * 10**11, 2 * 10**11, 3 * 10**11), 2 * 10**6, False),
+                        ((10**10, 10**10, 49 * 10**10, 49 * 10**10), 2 * 10**6, True),
+                        ((5 * 10**6, 0, 0, 5 * 10**6), 4 * 10**6, False),
+                        ((5, 6, 7, 10**6), 2000, True)):
+        N, K = sum(cm), cm[0] + cm[1]
+        M, s = _reduced(N, K, n)
+        p = M / N
+        t = float(B.half_width(np.float64(s * p * (1 - p)), np))
+        assert (min(M, s) < B.WINDOW or 2 * t + 2 < B.WINDOW) == want
+        assert positives(2, cm, n)[2] == want, (cm, n)
+
+
+@pytest.mark.parametrize("cm,n,seed", [
+    ((40_000, 10_000, 20_000, 30_000), 5000, 3),
+    ((400_000, 100_000, 200_000, 300_000), 100_000, 4),
+    ((700, 100, 100, 100), 900, 5),
+    ((2 * 10**8, 10**8, 3 * 10**8, 4 * 10**8), 10**6, 6),
+])
+def test_positives_draws_follow_scipy(cm, n, seed):
+    """Chi-square of 2^16 table-lookup draws of P = TP + FN against scipy's HG(Σ cm, TP + FN, n)."""
+    _, _, fits, p = positives(seed, cm, n)
+    dist = st.hypergeom(sum(cm), cm[0] + cm[1], n)
+    assert fits and p.min() >= max(0, n - cm[2] - cm[3]) and p.max() <= min(n, cm[0] + cm[1])
+    assert chi2_pvalue(p, dist) > 1e-4
+    assert abs(p.mean() - dist.mean()) < 5 * np.sqrt(dist.var() / len(p))
+
+
+@pytest.mark.slow
+def test_subsample_where_the_window_does_not_fit():
+    """Huge variance (σ² ≈ 5e5): P by HRUA in the same program, with the right law."""
+    big = (3 * 10**11, 2 * 10**11, 2 * 10**11, 3 * 10**11)
+    n = 2 * 10**6
+    assert not positives(0, big, n)[2]
+    before = H.subsample_cms._cache_size()
+    cms = np.asarray(D.subsample(7, big, n, (SIZE,))).astype(np.int64)
+    assert (cms.sum(-1) == n).all() and (cms >= 0).all()
+    N = sum(big)
+    assert chi2_pvalue(cms[:, 0] + cms[:, 1], st.hypergeom(N, big[0] + big[1], n)) > 1e-4
+    assert chi2_pvalue(cms[:, 0], st.hypergeom(N, big[0], n)) > 1e-4
+    assert H.subsample_cms._cache_size() <= max(before, 1)

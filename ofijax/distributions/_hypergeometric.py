@@ -7,8 +7,10 @@ of the float64 CDF below, with the log-PMF ratios written by Stirling's series a
 small ratios (no large log-factorials cancel, so the law is accurate at N ~ 1e9 and beyond),
 each candidate tested in float32 outside an error band and in float64 inside it; and
 :func:`subsample_cms` (:func:`subsample_block` in blocks), the multivariate hypergeometric
-confusion matrices of a real group in two stages of it (positives, then TP | positives and
-FP | negatives in one call), with :func:`check_subsample`, the arguments' one check.
+confusion matrices of a real group in two stages (positives, then TP | positives and
+FP | negatives in one call of it), the positives by one lookup in a condensed table of their
+HG window (:func:`window_pmf`, :func:`positives_table`, built by ``_bintables``) where it fits,
+with :func:`check_subsample`, the arguments' one check.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from . import _bintables as _B
 from . import _sampling as _S
 from ._args import SAMPLER_MAX_N
 from ._bintables import STIRLING_TAIL as _TAIL
@@ -37,9 +40,10 @@ HRUA_POOL_LAST = 32
 HRUA_REFILL_LAST = 3
 #: Largest population the float64 arithmetic holds exactly.
 HG_MAX_N = 2**53 - 1
-#: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`; the
-#: crossing measured in experiments/notes/samplers.md, "Subsample at any n").
-SUBSAMPLE_TABLE_MAX_N = 1000
+#: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`, faster
+#: from n ≈ 300 since the positives are a table lookup; the tables' byte cells end at 255; the
+#: crossing measured in experiments/notes/samplers.md, "Positives by table lookup").
+SUBSAMPLE_TABLE_MAX_N = 255
 #: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
 SUBSAMPLE_CHUNK = 1 << 14
 
@@ -317,28 +321,91 @@ def hypergeometric(key: jax.Array, N, K, n, size: int) -> jax.Array:
         return jnp.broadcast_to(x, (size,)).astype(jnp.int32)
 
 
-def subsample_block(key: jax.Array, cm, n, size: int) -> jax.Array:
+def window_pmf(N, K, n):
+    """HG(N, K, n) on a window of :data:`~._bintables.WINDOW` values (shared int64 scalars):
+    ``(lo, f, fits, reduce)``, f float64 (WINDOW,) ∝ P(X' = lo + j) (1 at the mode) for the reduced
+    law X' ~ HG(N, M, s), M = min(K, N − K), s = min(n, N − n) (support 0 … min(M, s)), and
+    ``reduce(x')`` → X (X = s − X' if K > N/2, then K − X if n > N/2).
+
+    f(k)/f(m) = exp(:func:`_log_ratio`): Stirling steps of the size of |k − m|, so each
+    probability is exact to ~1e-15 |k − m| relative at any N ≤ 2^53 (far below 2^-32 on the
+    window). The window [lo, lo + WINDOW) is centred on the mean s M/N, so it holds every value
+    (min(M, s) < WINDOW) or all but LEFT_OUT = 2e-12 of the mass when 2 t + 2 < WINDOW, t the
+    Bernstein half-width of Bin(s, M/N) (:func:`~._bintables.half_width`, variance s p q): the
+    hypergeometric's variance s p q (N − s)/(N − 1) is at most the binomial's, and by Hoeffding
+    (1963, Theorem 4) E exp(λ X) without replacement is at most E exp(λ Y) with replacement, so
+    every Chernoff-type bound of Bin(s, M/N) (Bernstein's included) holds for HG(N, M, s)
+    (Serfling 1974 sharpens it). ``fits`` is false elsewhere (huge variance: use HRUA).
+    """
+    f64 = jnp.float64
+    N, K, n = (jnp.asarray(v, jnp.int64) for v in (N, K, n))
+    flip_n, flip_k = 2 * n > N, 2 * K > N
+    s = jnp.where(flip_n, N - n, n)
+    M = jnp.where(flip_k, N - K, K)
+    Nf, Mf, sf = (jnp.maximum(x, 0).astype(f64) for x in (N, M, s))
+    p = Mf / jnp.maximum(Nf, 1)
+    top = jnp.minimum(M, s)
+    width = _B.WINDOW
+    fits = (top < width) | (2 * _B.half_width(sf * p * (1 - p)) + 2 < width)
+    lo = jnp.clip(jnp.floor(sf * p).astype(jnp.int64) - width // 2, 0,
+                  jnp.maximum(top - width + 1, 0))
+    k = lo + jnp.arange(width, dtype=jnp.int64)
+    P = _setup(jnp.maximum(Nf, 2.0), Mf, sf)
+    f = jnp.where(k <= top, jnp.exp(_log_ratio(P, jnp.minimum(k, top).astype(f64))), 0.0)
+
+    def reduce(x):
+        x = jnp.where(flip_k, s - x, x)
+        return jnp.where(flip_n, K - x, x)
+
+    return lo, f, fits, reduce
+
+
+def positives_table(cm, n):
+    """The positives stage P ~ HG(Σ cm, cm_TP + cm_FN, n) of :func:`subsample_block` as a
+    condensed lookup table (:func:`window_pmf` → :func:`~._bintables.window_counts`, integer
+    probabilities summing to 2^32 exactly → :func:`~._bintables.condensed_table`): built once
+    for every slot, since every slot shares the parameters. Returns ``(fits, draw)``,
+    ``draw(words)`` → P int64 for uint32 ``words`` (one per slot); where ``fits`` is false the
+    window would leave out more than LEFT_OUT and the caller draws P by HRUA instead.
+    """
+    cm = jnp.asarray(cm, jnp.int64)
+    lo, f, fits, reduce = window_pmf(jnp.sum(cm), cm[0] + cm[1], n)
+    tab = lax.optimization_barrier(_B.condensed_table(_B.window_counts(f)))
+
+    def draw(words):
+        return reduce(lo + _B.condensed_draw(tab, words).astype(jnp.int64))
+
+    return fits, draw
+
+
+def subsample_block(key: jax.Array, cm, n, size: int, positives=None) -> jax.Array:
     """Multivariate hypergeometric confusion matrices int32 (size, 4): n rows drawn without
     replacement from a group with int64 counts ``cm`` (4,) (n may be traced).
 
     Positives P = TP + FN ~ HG(M, cm_TP + cm_FN, n), M = Σ cm; then, given P, the positives
     drawn are a uniform subset of the group's positives and the negatives of its negatives,
     independent: TP | P ~ HG(cm_TP + cm_FN, cm_TP, P) and FP | P ~ HG(cm_FP + cm_TN, cm_FP,
-    n − P). The same law as the chain TP, FN | TP, FP | TP, FN. The three stages are one
-    ``lax.scan`` over one :func:`hypergeometric` body (a key per stage), so the program holds
-    one copy of the sampler: it compiles in about half the time of separate calls.
+    n − P). The same law as the chain TP, FN | TP, FP | TP, FN. P, whose parameters every slot
+    shares, is one lookup in :func:`positives_table` (``positives``, built here if not given)
+    where its window fits; the other stages (and P where the window does not fit) are one
+    ``lax.scan`` over one :func:`hypergeometric` body (a key per stage; P's stage draws 0 rows
+    when the table has drawn it), so the program holds one copy of the sampler.
     """
     with jax.enable_x64(True):
         cm = jnp.asarray(cm, jnp.int64)
         n = jnp.asarray(n, jnp.int64)
+        fits, draw_p = positives_table(cm, n) if positives is None else positives
+        kt, key = jax.random.split(key)
+        p_tab = draw_p(_S.random_bits(kt, (size,)))
         pos, neg = cm[0] + cm[1], cm[2] + cm[3]
         big = jnp.stack([pos + neg, pos, neg])
         marked = jnp.stack([pos, cm[0], cm[2]])
 
         def stage(p, kj):
             k, j = kj
-            drawn = jnp.where(j == 0, n, jnp.where(j == 1, p, n - p))
+            drawn = jnp.where(j == 0, jnp.where(fits, 0, n), jnp.where(j == 1, p, n - p))
             x = hypergeometric(k, big[j], marked[j], drawn, size).astype(jnp.int64)
+            x = jnp.where((j == 0) & fits, p_tab, x)
             return jnp.where(j == 0, x, p), x
 
         _, (p, tp, fp) = lax.scan(stage, jnp.zeros((size,), jnp.int64),
@@ -351,15 +418,17 @@ def subsample_block(key: jax.Array, cm, n, size: int) -> jax.Array:
 @functools.partial(jax.jit, static_argnums=(3,))
 def subsample_cms(key: jax.Array, cm: jax.Array, n: jax.Array, size: int) -> jax.Array:
     """:func:`subsample_block` for any ``size``: blocks of :data:`SUBSAMPLE_CHUNK` rows by
-    ``lax.map`` (a key per block, the last block cut). ``cm`` int64 (4,) and ``n`` int64 are
-    arguments, so every group and n share one program per size; call it under
-    ``jax.enable_x64(True)`` so that they arrive as int64."""
-    if size <= SUBSAMPLE_CHUNK:
-        return subsample_block(key, cm, n, size)
-    blocks = -(-size // SUBSAMPLE_CHUNK)
-    keys = jax.random.split(key, blocks)
-    out = lax.map(lambda k: subsample_block(k, cm, n, SUBSAMPLE_CHUNK), keys)
-    return out.reshape(-1, 4)[:size]
+    ``lax.map`` (a key per block, the last block cut), the positives' table built once for all.
+    ``cm`` int64 (4,) and ``n`` int64 are arguments, so every group and n share one program per
+    size; call it under ``jax.enable_x64(True)`` so that they arrive as int64."""
+    with jax.enable_x64(True):
+        positives = positives_table(cm, n)
+        if size <= SUBSAMPLE_CHUNK:
+            return subsample_block(key, cm, n, size, positives)
+        blocks = -(-size // SUBSAMPLE_CHUNK)
+        keys = jax.random.split(key, blocks)
+        out = lax.map(lambda k: subsample_block(k, cm, n, SUBSAMPLE_CHUNK, positives), keys)
+        return out.reshape(-1, 4)[:size]
 
 
 def check_subsample(c: tuple, n: int) -> None:

@@ -148,15 +148,16 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
     """Confusion matrices of n rows drawn without replacement from a real group with counts ``cm``.
 
     Multivariate hypergeometric: P(CM = x) = Π_c C(cm_c, x_c) / C(M, n), M = Σ cm, for any
-    n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 1000 drawn as
+    n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 255 drawn as
     TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN, n − TP), FP | … ~ HG(cm_FP + cm_TN,
     cm_FP, rest) by inverse CDF on float64-built tables (24-bit uniforms: probabilities resolved
     to 2^-24). Above, by an exact hypergeometric sampler (Stadlober's HRUA, and
     inversion where the mean is < 10; float64 log-PMF ratios by Stirling's series, accurate at
-    any group size; 32-bit uniforms): positives P ~ HG(M, cm_TP + cm_FN, n), then
-    TP | P ~ HG(cm_TP + cm_FN, cm_TP, P) and FP | P ~ HG(cm_FP + cm_TN, cm_FP, n − P) (the same
-    law), the three stages as one loop over one sampler. There ``cm`` and ``n`` are arguments
-    of one compiled program per ``shape``.
+    any group size; 32-bit uniforms): positives P ~ HG(M, cm_TP + cm_FN, n) by one lookup in a
+    table of P's probabilities (32-bit resolution, window leaving out ≤ 2e-12 of the mass; by
+    the same sampler where the window does not fit), then TP | P ~ HG(cm_TP + cm_FN, cm_TP, P)
+    and FP | P ~ HG(cm_FP + cm_TN, cm_FP, n − P) (the same law), as one loop over one sampler.
+    There ``cm`` and ``n`` are arguments of one compiled program per ``shape``.
 
     Example:
         >>> import jax
