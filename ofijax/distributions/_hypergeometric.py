@@ -41,8 +41,8 @@ HRUA_REFILL_LAST = 3
 #: Largest population the float64 arithmetic holds exactly.
 HG_MAX_N = 2**53 - 1
 #: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`, faster
-#: from n ≈ 300 since the positives are a table lookup; the tables' byte cells end at 255; the
-#: crossing measured in experiments/notes/samplers.md, "Positives by table lookup").
+#: from n ≈ 300 since the positives are a table lookup; the tables bisect one step more above 255;
+#: the crossing measured in experiments/notes/samplers.md, "Positives by table lookup").
 SUBSAMPLE_TABLE_MAX_N = 255
 #: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
 SUBSAMPLE_CHUNK = 1 << 14
