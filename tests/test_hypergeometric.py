@@ -243,11 +243,16 @@ def test_positives_window_against_scipy(cm, n):
     M, s = _reduced(N, K, n)
     ref = st.hypergeom(N, M, s)
     assert fits and counts.sum() == 1 << 32 and (counts >= 0).all()
-    k = lo + np.arange(B.WINDOW)
-    out = ref.cdf(lo - 1) + ref.sf(lo + B.WINDOW - 1)
+    hi = lo + B.WINDOW - 1  # (scipy's sf beyond the support is slow: skipped, it is 0 there)
+    out = (ref.cdf(lo - 1) if lo > 0 else 0.0) + (ref.sf(hi) if hi < min(M, s) else 0.0)
     assert out <= B.LEFT_OUT
-    err = np.abs(counts / 2.0**32 - ref.pmf(k))
+    # scipy's pmf within 13 sd of the mean (scipy costs ~0.2 ms a value at N = 1e5); beyond,
+    # the pmf is < 1e-20 (Bernstein), so c_j / 2^32 ≤ 2^-32 + 1e-12 means c_j ≤ 1
+    k = lo + np.arange(B.WINDOW)
+    near = np.abs(k - ref.mean()) <= 13 * ref.std() + 1
+    err = np.abs(counts[near] / 2.0**32 - ref.pmf(k[near]))
     assert err.max() <= 2.0**-32 + out + 1e-12, err.max()
+    assert counts[~near].max(initial=0) <= 1
 
 
 def _mp_pmf(N, M, s, k):
