@@ -307,3 +307,23 @@ def test_eager_metrics_large_integer_arrays_are_float64_exact():
         ofijax.ofi(a, bad)
     with pytest.raises(ValueError, match="^cm_j:"):
         ofijax.ofi(a, b[:5])
+
+
+def test_eager_metrics_on_jax_draws_take_the_jitted_path():
+    """A sampler's int32 JAX draws passed eagerly (the jitted eager path since #41): the float64
+    values of NumPy's arithmetic, mixed with NumPy too, and the exact path's errors."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 1000, size=(70_000, 4)).astype(np.int32)
+    a[a.sum(1) == 0] = 1
+    b = rng.integers(1, 1000, size=(70_000, 4)).astype(np.int32)
+    ja, jb = jax.device_put(a), jax.device_put(b)
+    ba = (a[:, 2].astype(np.int64) - a[:, 1]) / a.sum(1, dtype=np.int64)
+    bb = (b[:, 2].astype(np.int64) - b[:, 1]) / b.sum(1, dtype=np.int64)
+    got = ofijax.ofi(ja, jb)
+    assert got.dtype == np.float64 and np.array_equal(np.asarray(got), ba - bb)
+    assert np.array_equal(np.asarray(ofijax.marginal_benefit(ja)), ba)
+    assert np.array_equal(np.asarray(ofijax.ofi(ja, b)), ba - bb)  # JAX and NumPy mixed
+    bad = a.copy()
+    bad[3] = [-1, 0, 0, 2]
+    with pytest.raises(ValueError, match="^cm_j: counts must be non-negative"):
+        ofijax.ofi(ja, jax.device_put(bad))
