@@ -134,7 +134,7 @@ _FILE_SECONDS = {
     "tests/test_samplers_speed.py": 20,
     "tests/test_diff_defaults.py": 8,
     "tests/test_samplers_law.py": 20,
-    "tests/test_hypergeometric.py": 6,
+    "tests/test_hypergeometric.py": 8,
 }
 
 
