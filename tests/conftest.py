@@ -170,6 +170,14 @@ _SLOW_TESTS = {
     "tests/test_samplers_speed.py::test_pair_of_equal_multinomial_samplers_one_call",
     "tests/test_diff_estimator.py::test_max_ofi_interval_covers_by_simulation",
     "tests/test_distributions_sampling.py::test_uniform_sampler_table_paths_agree",
+    # this session's additions (the README's command read 5 min 03 s in a clean `.ci/run` after
+    # them, 2026-12-05 06:27): each compiles a program of its own; the slow tier runs them
+    "ofijax/distributions/_samplers.py::ofijax.distributions._samplers.subsample",
+    "tests/test_diff_plugin.py::test_three_groups_meet_the_tolerance_whatever_their_names",
+    "tests/test_diff_plugin.py::test_score_proba_and_predict_agree_with_numpy",
+    "tests/test_samplers_law.py::test_dirichlet_marginals_are_beta",
+    "tests/test_samplers_law.py::test_window_that_does_not_fit_goes_to_the_chain",
+    "tests/test_hypergeometric.py::test_log_ratio_matches_mpmath",
 }
 
 
