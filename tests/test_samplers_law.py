@@ -61,20 +61,11 @@ def test_cos_sin_turn_against_numpy():
 
 # ----------------------------------------------- table lookups of the multinomial (round 3)
 
+from test_samplers_speed import _chi2_pvalue  # noqa: E402  (one goodness-of-fit helper)
+
 from ofijax.distributions import _bintables as B  # noqa: E402
 
 DRAWS = 1 << 17
-
-
-def _chi2_pvalue(obs: np.ndarray, pmf: np.ndarray, total: int) -> float:
-    """Chi-square goodness of fit; cells with expected count < 5 pooled into one."""
-    exp = pmf * total
-    small = exp < 5
-    o = np.append(obs[~small], obs[small].sum())
-    e = np.append(exp[~small], exp[small].sum())
-    if e[-1] == 0:
-        o, e = o[:-1], e[:-1]
-    return float(stats.chi2.sf(float(((o - e) ** 2 / e).sum()), len(e) - 1))
 
 
 @jax.jit

@@ -41,6 +41,7 @@ from ofijax.diff._train import (
     adam_cosine,
     bce_loss,
     build_step,
+    epoch_batches,
     logistic_apply,
     logistic_model,
     mlp_apply,
@@ -92,20 +93,17 @@ def _fit_program(
     """
     n = y.shape[0]
     nb = -(-n // batch_size)
-    pad = nb * batch_size - n
     step = build_step(apply_fn, optimizer, lambda cms: penalty_fn(cms, tolerance), bce_loss,
                       False, 0.0, 0.0, None, temperature)
     dtype = jnp.result_type(float)
     pstate = PenaltyState(jnp.zeros((), dtype), None)
-    valid = (jnp.arange(nb * batch_size) < n).reshape(nb, batch_size).astype(w.dtype)
     full = Batch(x, y, gw, w) if penalty_rows >= n else None
 
     start = (num_epochs * nb) // 2
 
     def epoch(carry, inp):
         k, e = inp
-        perm = jax.random.permutation(k, n)
-        idx = jnp.concatenate([perm, jnp.zeros((pad,), perm.dtype)]).reshape(nb, batch_size)
+        idx, valid = epoch_batches(k, n, batch_size, w.dtype)
         perm_pen = (jax.random.permutation(jax.random.fold_in(k, 1), n)
                     if 0 < penalty_rows < n else None)
 

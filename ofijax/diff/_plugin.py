@@ -21,6 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ofijax.diff._train import epoch_batches
+
 __all__ = [
     "MAX_STEPS",
     "NEWTON_STEPS",
@@ -69,9 +71,6 @@ def _group_program(key, params, x, gw, w, *, optimizer, num_epochs, batch_size):
     """Adam on shuffled mini-batches of the weighted softmax cross-entropy of the groups; the
     last batch of an epoch is filled up with weight-0 rows so every batch has one shape."""
     n = x.shape[0]
-    nb = -(-n // batch_size)
-    pad = nb * batch_size - n
-    valid = (jnp.arange(nb * batch_size) < n).reshape(nb, batch_size).astype(w.dtype)
 
     def loss(p, xb, gb, wb):
         logp = jax.nn.log_softmax(group_apply(p, xb), axis=-1)
@@ -79,8 +78,7 @@ def _group_program(key, params, x, gw, w, *, optimizer, num_epochs, batch_size):
         return jnp.sum(wb * per) / jnp.maximum(jnp.sum(wb), 1e-12)
 
     def epoch(carry, k):
-        perm = jax.random.permutation(k, n)
-        idx = jnp.concatenate([perm, jnp.zeros((pad,), perm.dtype)]).reshape(nb, batch_size)
+        idx, valid = epoch_batches(k, n, batch_size, w.dtype)
 
         def body(c, inp):
             ix, v = inp

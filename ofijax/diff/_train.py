@@ -46,6 +46,7 @@ __all__ = [
     "resolve_loss",
     "adam_cosine",
     "running_mean",
+    "epoch_batches",
 ]
 
 
@@ -531,3 +532,15 @@ def check_batch(batch: Any, name: str) -> Batch:
             raise ValueError(f"{name}.weight: must be {y.shape} non-negative weights.")
         w = jnp.asarray(b.weight)
     return Batch(jnp.asarray(b.x), jnp.asarray(b.y), gw, w)
+
+
+def epoch_batches(key: jax.Array, n: int, batch_size: int, dtype: Any) -> tuple:
+    """One epoch's mini-batches of ``n`` rows: row indices ``(nb, batch_size)`` of a permutation
+    drawn from ``key``, the last batch filled up with row 0, and the ``(nb, batch_size)`` mask of
+    real rows in ``dtype`` (the filled rows get weight 0), nb = ⌈n / batch_size⌉. Shared by the
+    estimator's and the plug-in group model's training programs."""
+    nb = -(-n // batch_size)
+    pad = nb * batch_size - n
+    valid = (jnp.arange(nb * batch_size) < n).reshape(nb, batch_size).astype(dtype)
+    perm = jax.random.permutation(key, n)
+    return jnp.concatenate([perm, jnp.zeros((pad,), perm.dtype)]).reshape(nb, batch_size), valid
