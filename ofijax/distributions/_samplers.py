@@ -123,7 +123,8 @@ def sample_dirichlet_multinomial(
     beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
     FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048; above, in blocks of
     2^14 rows, p ~ Dirichlet in float32 by :func:`dirichlet`, then the exact binomial stages of
-    :func:`multinomial_cms`).
+    :func:`multinomial_cms`). Integer α ≥ 1 with Σα ≤ 16 take stars and bars above n = 255
+    (:func:`~._sampling.dirichlet_bars`: Σα − 1 exact uniform positions per matrix, 3x NumPy).
     alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
 
     Example:
@@ -136,6 +137,8 @@ def sample_dirichlet_multinomial(
     n = _check_sampler_n(n)
     a = _check_alpha(alpha)
     shape = _check_shape(shape)
+    if n > _S.LUT_MAX_N and _S.bars_fit(a):
+        return _S.dirichlet_bars(key, n, a, shape)
     if n > _S.TABLE_MAX_N:
         size = int(np.prod(shape, dtype=np.int64))
         with jax.enable_x64(True):

@@ -59,6 +59,9 @@ __all__ = [
     "TABLE_MAX_N",
     "UNRANK_MAX_N",
     "LUT_MAX_N",
+    "BARS_MAX_K",
+    "bars_fit",
+    "dirichlet_bars",
 ]
 
 #: Largest n whose |M(n)| fits in an unsigned 32-bit rank.
@@ -331,6 +334,62 @@ def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array
     pos = _refill(k1, draw, reject, pos, _pool_size(size, 3.0 / width))
     lo, mid, hi = _sort3(pos)
     cells = stack_cells(lo, mid - lo - 1, hi - mid - 1, width - 1 - hi)
+    return cells.reshape(tuple(shape) + (4,))
+
+
+#: Most bars (Σα − 1) that :func:`dirichlet_bars` takes: its order statistics cost K(K − 1)
+#: comparisons per row (measured in experiments/notes/samplers.md).
+BARS_MAX_K = 15
+
+
+def bars_fit(alpha: tuple) -> bool:
+    """Whether :func:`dirichlet_bars` serves these concentrations: positive integers with
+    Σα − 1 ≤ :data:`BARS_MAX_K`."""
+    return all(float(a).is_integer() and a >= 1 for a in alpha) and sum(alpha) - 1 <= BARS_MAX_K
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def dirichlet_bars(key: jax.Array, n: int, alpha: tuple, shape: tuple[int, ...]) -> jax.Array:
+    """Dirichlet-multinomial(n, α) for integer α ≥ 1 by stars and bars, int32 (*shape, 4).
+
+    With A = Σα, the uniform composition of n into A parts (K = A − 1 distinct bars among
+    n + K positions, each K-subset equally likely) grouped into runs of α_TP, α_FN, α_FP, α_TN
+    parts has P(CM = x) = Π_c C(x_c + α_c − 1, α_c − 1) / C(n + A − 1, A − 1), which is the
+    Dirichlet-multinomial PMF at integer α (aggregation of the Dirichlet). With the sorted bars
+    s_1 < … < s_K and cumulative c_1 = α_TP, c_2 = c_1 + α_FN, c_3 = c_2 + α_FP:
+    TP = s_{c_1} + 1 − α_TP, FN = s_{c_2} − s_{c_1} − α_FN, FP = s_{c_3} − s_{c_2} − α_FP,
+    TN = n + K − s_{c_3} − α_TN. Positions are exact uniforms (:func:`uniform_below`); rows with
+    two equal positions are redrawn (:func:`_refill`), so the law is exact. The order
+    statistics are read off by counting, for each bar, the bars below it (no sort).
+    α = (1, 1, 1, 1) is the uniform distribution on M(n) (:func:`_stars_and_bars`).
+    """
+    a = tuple(int(v) for v in alpha)
+    K = sum(a) - 1
+    size = int(np.prod(shape, dtype=np.int64))
+    width = n + K
+
+    def draw(k, m):
+        return uniform_below(k, width, (m, K)).astype(jnp.int32)
+
+    def reject(p):
+        bad = jnp.zeros(p.shape[:1], bool)
+        for i in range(K):
+            for j in range(i + 1, K):
+                bad = bad | (p[:, i] == p[:, j])
+        return bad
+
+    k0, k1 = jax.random.split(key)
+    pos = draw(k0, size)
+    pos = _refill(k1, draw, reject, pos, _pool_size(size, K * (K - 1) / 2 / width))
+    c1, c2, c3 = a[0], a[0] + a[1], a[0] + a[1] + a[2]
+    cols = [pos[:, i] for i in range(K)]
+    s = {c: jnp.zeros((size,), jnp.int32) for c in (c1, c2, c3)}
+    for i in range(K):
+        below = sum((cols[j] < cols[i]).astype(jnp.int32) for j in range(K) if j != i)
+        for c in s:
+            s[c] = s[c] + jnp.where(below == c - 1, cols[i], 0)
+    cells = stack_cells(s[c1] + 1 - a[0], s[c2] - s[c1] - a[1], s[c3] - s[c2] - a[2],
+                        width - s[c3] - a[3])
     return cells.reshape(tuple(shape) + (4,))
 
 
