@@ -13,7 +13,9 @@ Exactness.
   of M(n) in rank order (a byte per cell; the same matrix as the closed form of
   :mod:`ofijax._combinatorics` for every rank). Above n = 255 it uses stars and bars: three
   exact uniform positions in [0, n + 3), redrawn while two coincide, sorted (faster than the
-  closed form's cube roots; the closed form serves enumeration and the traced-n sampler).
+  closed form's cube roots; the closed form serves enumeration and the traced-n sampler). The
+  same with Σα − 1 bars, grouped into runs of α_c parts, is the Dirichlet-multinomial at integer
+  α (:func:`dirichlet_bars`, above n = 255).
 * The multinomial, Dirichlet-multinomial and hypergeometric samplers draw TP, then FN | TP, then
   FP | TP, FN from their exact conditional laws (binomial, beta-binomial, hypergeometric) by
   inverse CDF on float64-built tables indexed by the remaining count, searched by bisection
@@ -317,24 +319,10 @@ def unrank_range(base: jax.Array, size: int, n: int) -> jax.Array:
 unrank_cms_jit = jax.jit(unrank_cms)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
 def _stars_and_bars(key: jax.Array, n: int, shape: tuple[int, ...]) -> jax.Array:
-    """Uniform over M(n) for any n: 3 distinct sorted positions among n + 3 (exact rejection)."""
-    size = int(np.prod(shape, dtype=np.int64))
-    width = n + 3
-
-    def draw(k, m):
-        return uniform_below(k, width, (m, 3)).astype(jnp.int32)
-
-    def reject(p):
-        return (p[:, 0] == p[:, 1]) | (p[:, 0] == p[:, 2]) | (p[:, 1] == p[:, 2])
-
-    k0, k1 = jax.random.split(key)
-    pos = draw(k0, size)
-    pos = _refill(k1, draw, reject, pos, _pool_size(size, 3.0 / width))
-    lo, mid, hi = _sort3(pos)
-    cells = stack_cells(lo, mid - lo - 1, hi - mid - 1, width - 1 - hi)
-    return cells.reshape(tuple(shape) + (4,))
+    """Uniform over M(n) for any n: 3 distinct sorted positions among n + 3 (exact rejection);
+    :func:`dirichlet_bars` at α = (1, 1, 1, 1)."""
+    return dirichlet_bars(key, n, (1, 1, 1, 1), tuple(shape))
 
 
 #: Most bars (Σα − 1) that :func:`dirichlet_bars` takes: its order statistics cost K(K − 1)
@@ -360,8 +348,8 @@ def dirichlet_bars(key: jax.Array, n: int, alpha: tuple, shape: tuple[int, ...])
     TP = s_{c_1} + 1 − α_TP, FN = s_{c_2} − s_{c_1} − α_FN, FP = s_{c_3} − s_{c_2} − α_FP,
     TN = n + K − s_{c_3} − α_TN. Positions are exact uniforms (:func:`uniform_below`); rows with
     two equal positions are redrawn (:func:`_refill`), so the law is exact. The order
-    statistics are read off by counting, for each bar, the bars below it (no sort).
-    α = (1, 1, 1, 1) is the uniform distribution on M(n) (:func:`_stars_and_bars`).
+    statistics come from a min/max sorting network (:func:`_group_bars`). α = (1, 1, 1, 1) is
+    the uniform distribution on M(n) (:func:`_stars_and_bars`, the same draws).
     """
     a = tuple(int(v) for v in alpha)
     K = sum(a) - 1
@@ -371,35 +359,51 @@ def dirichlet_bars(key: jax.Array, n: int, alpha: tuple, shape: tuple[int, ...])
     def draw(k, m):
         return uniform_below(k, width, (m, K)).astype(jnp.int32)
 
-    def reject(p):
-        bad = jnp.zeros(p.shape[:1], bool)
-        for i in range(K):
-            for j in range(i + 1, K):
-                bad = bad | (p[:, i] == p[:, j])
-        return bad
-
     k0, k1 = jax.random.split(key)
-    pos = draw(k0, size)
-    pos = _refill(k1, draw, reject, pos, _pool_size(size, K * (K - 1) / 2 / width))
-    c1, c2, c3 = a[0], a[0] + a[1], a[0] + a[1] + a[2]
-    cols = [pos[:, i] for i in range(K)]
-    s = {c: jnp.zeros((size,), jnp.int32) for c in (c1, c2, c3)}
+    pos = _refill(k1, draw, _repeats, draw(k0, size), _pool_size(size, K * (K - 1) / 2 / width))
+    return _group_bars(pos, width, a).reshape(tuple(shape) + (4,))
+
+
+def _repeats(pos: jax.Array) -> jax.Array:
+    """Rows of (m, K) positions in which two coincide."""
+    K = pos.shape[1]
+    bad = jnp.zeros(pos.shape[:1], bool)
     for i in range(K):
-        below = sum((cols[j] < cols[i]).astype(jnp.int32) for j in range(K) if j != i)
-        for c in s:
-            s[c] = s[c] + jnp.where(below == c - 1, cols[i], 0)
-    cells = stack_cells(s[c1] + 1 - a[0], s[c2] - s[c1] - a[1], s[c3] - s[c2] - a[2],
-                        width - s[c3] - a[3])
-    return cells.reshape(tuple(shape) + (4,))
+        for j in range(i + 1, K):
+            bad = bad | (pos[:, i] == pos[:, j])
+    return bad
 
 
-def _sort3(pos: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The three columns of (m, 3) distinct ints in increasing order, by min/max (XLA's generic
-    sort of rows of 3 costs several times more on CPU). Same values as ``jnp.sort``."""
-    a, b, c = pos[:, 0], pos[:, 1], pos[:, 2]
-    ab_lo, ab_hi = jnp.minimum(a, b), jnp.maximum(a, b)
-    return (jnp.minimum(ab_lo, c), jnp.maximum(ab_lo, jnp.minimum(ab_hi, c)),
-            jnp.maximum(ab_hi, c))
+@functools.cache
+def _sorting_network(K: int) -> tuple[tuple[int, int], ...]:
+    """Batcher's odd–even merge sort on the next power of two ≥ K, comparators reaching past
+    K dropped (the padding would be +∞ there, so they never swap)."""
+    n = 1 << max(0, (K - 1).bit_length())
+    out, p = [], 1
+    while p < n:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n - k, 2 * k):
+                for i in range(min(k, n - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p) and i + j + k < K:
+                        out.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return tuple(out)
+
+
+def _group_bars(pos: jax.Array, width, alpha: tuple) -> jax.Array:
+    """Cells (m, 4) of K = Σα − 1 distinct bar positions (m, K) in [0, width): the sizes of the
+    four runs of α_c parts. Sorted by a min/max network (XLA's generic sort of short rows costs
+    several times more on CPU; only the three order statistics read survive simplification)."""
+    cols = [pos[:, i] for i in range(pos.shape[1])]
+    for i, j in _sorting_network(len(cols)):
+        cols[i], cols[j] = jnp.minimum(cols[i], cols[j]), jnp.maximum(cols[i], cols[j])
+    c1 = alpha[0]
+    c2, c3 = c1 + alpha[1], c1 + alpha[1] + alpha[2]
+    s1, s2, s3 = cols[c1 - 1], cols[c2 - 1], cols[c3 - 1]
+    return stack_cells(s1 + 1 - alpha[0], s2 - s1 - alpha[1], s3 - s2 - alpha[2],
+                       width - s3 - alpha[3])
 
 
 def packed_table_np(n: int) -> np.ndarray:
@@ -531,13 +535,9 @@ def uniform_cms_traced(key: jax.Array, n: jax.Array, size: int) -> jax.Array:
         def draw(kk, m):
             return uniform_below_traced(kk, width, m, 3).astype(jnp.int32)
 
-        def reject(p):
-            return (p[:, 0] == p[:, 1]) | (p[:, 0] == p[:, 2]) | (p[:, 1] == p[:, 2])
-
         ka, kb = jax.random.split(k)
-        pos = _refill(kb, draw, reject, draw(ka, size), min(size, size // 8 + 64))
-        lo, mid, hi = _sort3(pos)
-        return stack_cells(lo, mid - lo - 1, hi - mid - 1, n + 2 - hi)
+        pos = _refill(kb, draw, _repeats, draw(ka, size), min(size, size // 8 + 64))
+        return _group_bars(pos, n + 3, (1, 1, 1, 1))
 
     return lax.cond(n <= UNRANK_MAX_N, by_rank, by_bars, key)
 
