@@ -24,8 +24,9 @@ is ``sample_multinomial``: at these sizes (2^16 rows and more) O(1) table lookup
 n ≤ 32; "one call" draws both
 groups (same n and probabilities) as ``sample_multinomial(key, n, p, (2, pairs))``; writes
 experiments/results/bench_distributions_n.csv and a table, then ``name: value`` lines.
-Dirichlet-multinomial (alpha = ALPHA) is timed against ``rng.dirichlet`` + ``rng.multinomial``
-(vectorized), subsample (any n, from a group of 10 n rows) against the fastest on a small
+Dirichlet-multinomial (alpha = ALPHA, integer: stars and bars above n = 255; and ALPHA_FRAC,
+non-integer: Dirichlet probabilities, then binomial stages) is timed against ``rng.dirichlet`` +
+``rng.multinomial`` (vectorized), subsample (any n, from a group of 10 n rows) against the fastest on a small
 trial of ``Generator.multivariate_hypergeometric`` ("marginals" / "count") and the chain of
 ``Generator.hypergeometric``; cold first calls (trace + compile + run, fresh processes) at
 n = 1e3 and 1e5 follow the table. ``--pair-forms`` times two multinomial groups in one program
@@ -190,6 +191,8 @@ def _np_ofi(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
 
 PROBS = (0.4, 0.1, 0.2, 0.3)
 ALPHA = (4.0, 1.0, 2.0, 3.0)
+#: non-integer concentrations (integer ones take stars and bars above n = 255; these do not)
+ALPHA_FRAC = (4.5, 1.5, 2.5, 3.5)
 #: subsample's largest n in the table over n (it draws any n; the group is 10 n rows)
 SUBSAMPLE_MAX_N = 10**6
 
@@ -199,9 +202,9 @@ def _colors(n: int) -> np.ndarray:
     return np.round(10 * n * np.asarray(PROBS)).astype(np.int64)
 
 
-def _np_dirichlet(rng: np.random.Generator, n: int, num: int) -> np.ndarray:
-    """Dirichlet-multinomial: p ~ Dirichlet(ALPHA) per row, then Multinomial(n, p) (vectorized)."""
-    return rng.multinomial(n, rng.dirichlet(ALPHA, num))
+def _np_dirichlet(rng: np.random.Generator, n: int, num: int, alpha=ALPHA) -> np.ndarray:
+    """Dirichlet-multinomial: p ~ Dirichlet(alpha) per row, then Multinomial(n, p) (vectorized)."""
+    return rng.multinomial(n, rng.dirichlet(alpha, num))
 
 
 def _np_hyper_chain(rng: np.random.Generator, colors: np.ndarray, n: int, num: int) -> np.ndarray:
@@ -238,16 +241,19 @@ def _np_subsample_fastest(rng: np.random.Generator, n: int):
 
 def pair_ofi(kind: str, n: int, num: int):
     """``f(key)``: OFI of two groups of ``num`` matrices drawn by two calls of the ``kind``
-    sampler ("uniform", "multinomial", "dirichlet" or "subsample"), a key each (not jitted)."""
+    sampler ("uniform", "multinomial", "dirichlet" (ALPHA), "dirichlet_frac" (ALPHA_FRAC) or
+    "subsample"), a key each (not jitted)."""
     if kind == "uniform":
         def draw(k):
             return D.sample_uniform(k, n, (num,))
     elif kind == "multinomial":
         def draw(k):
             return D.sample_multinomial(k, n, PROBS, (num,))
-    elif kind == "dirichlet":
+    elif kind in ("dirichlet", "dirichlet_frac"):
+        alpha = ALPHA if kind == "dirichlet" else ALPHA_FRAC
+
         def draw(k):
-            return D.sample_dirichlet_multinomial(k, n, ALPHA, (num,))
+            return D.sample_dirichlet_multinomial(k, n, alpha, (num,))
     else:
         colors = tuple(int(c) for c in _colors(n))
 
@@ -296,6 +302,9 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
             "ofijax_dirichlet": jx("dirichlet", n),
             "numpy_dirichlet": lambda key, n=n: _np_ofi(_np_dirichlet(rng, n, num),
                                                         _np_dirichlet(rng, n, num), n),
+            "ofijax_dirichlet_frac": jx("dirichlet_frac", n),
+            "numpy_dirichlet_frac": lambda key, n=n: _np_ofi(_np_dirichlet(rng, n, num, ALPHA_FRAC),
+                                                             _np_dirichlet(rng, n, num, ALPHA_FRAC), n),
         }
         if n <= SUBSAMPLE_MAX_N:
             way, hyper = _np_subsample_fastest(rng, n)
@@ -319,7 +328,7 @@ def bench_over_n(num: int, repeats: int, ns) -> list[dict]:
 LOAD_AT_START = os.getloadavg()[0]
 #: n of the cold runs (first call in a fresh process: trace + compile + run)
 COLD_NS = (1000, 100_000)
-COLD_KINDS = ("uniform", "multinomial", "dirichlet", "subsample")
+COLD_KINDS = ("uniform", "multinomial", "dirichlet", "dirichlet_frac", "subsample")
 
 
 def cold_one(kind: str, n: int, num: int) -> None:
@@ -335,7 +344,8 @@ def cold_one(kind: str, n: int, num: int) -> None:
     warm = time.perf_counter() - t
     peer = {"uniform": lambda: _np_uniform(rng, n, num),
             "multinomial": lambda: rng.multinomial(n, PROBS, size=num),
-            "dirichlet": lambda: _np_dirichlet(rng, n, num)}.get(
+            "dirichlet": lambda: _np_dirichlet(rng, n, num),
+            "dirichlet_frac": lambda: _np_dirichlet(rng, n, num, ALPHA_FRAC)}.get(
         kind, lambda: _np_hyper_chain(rng, _colors(n), n, num))
     t = time.perf_counter()
     _np_ofi(peer(), peer(), n)
@@ -427,14 +437,16 @@ def main_over_n(args) -> None:
           f" (speedup = numpy time / ofijax time)")
     kinds = (("uniform", "numpy_uniform"), ("uniform_traced", "numpy_uniform"),
              ("multinomial", "numpy_multinomial"), ("multinomial_one_call", "numpy_multinomial"),
-             ("dirichlet", "numpy_dirichlet"), ("subsample", "numpy_subsample"))
+             ("dirichlet", "numpy_dirichlet"), ("dirichlet_frac", "numpy_dirichlet_frac"),
+             ("subsample", "numpy_subsample"))
 
     def ratio(n, kind, base):
         if (n, base) not in sec:
             return None
         return sec[(n, base)] / sec[(n, "ofijax_" + kind)]
 
-    heads = ("uniform", "uniform traced", "multinomial", "(one call)", "Dirichlet-mult.", "subsample")
+    heads = ("uniform", "uniform traced", "multinomial", "(one call)", "Dirichlet-mult.",
+             "DM frac. alpha", "subsample")
     print(f"{'n':>9} " + " ".join(f"{h:>15}" for h in heads))
     for n in ns:
         cells = [ratio(n, k, b) for k, b in kinds]
