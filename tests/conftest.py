@@ -109,6 +109,7 @@ _FILE_SECONDS = {
     "tests/test_diff_estimator.py": 26,
     "tests/test_diff_plugin.py": 10,
     "tests/test_dirichlet_bars.py": 10,
+    "tests/test_alias_tables.py": 5,
     "tests/test_trust3_scan.py": 26,
     "tests/test_diff.py": 25,
     "tests/test_ofi_experiments.py": 24,

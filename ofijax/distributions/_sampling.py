@@ -18,8 +18,9 @@ Exactness.
   α (:func:`dirichlet_bars`, above n = 255).
 * The multinomial, Dirichlet-multinomial and hypergeometric samplers draw TP, then FN | TP, then
   FP | TP, FN from their exact conditional laws (binomial, beta-binomial, hypergeometric) by
-  inverse CDF on float64-built tables indexed by the remaining count, searched by bisection
-  (three uniforms of 24 bits per matrix: probabilities are resolved to 2^-24). Above the tables'
+  Walker's alias method on float64-built tables indexed by the remaining count (per stage one
+  exact uniform column among n + 1 and one 32-bit word against the column's threshold: two
+  words and one gather; each probability resolved to 2^-32 of a column). Above the tables'
   sizes the multinomial and the Dirichlet-multinomial are drawn in ``_samplers.py`` (an exact
   binomial chain; Dirichlet probabilities from Marsaglia–Tsang gammas); from 2^16 multinomial
   matrices per call at n > 32, by the O(1) lookups of ``_bintables.py`` (2^-32 resolution);
@@ -56,9 +57,6 @@ __all__ = [
     "uniform_cms",
     "uniform_cms_traced",
     "uniform_below_traced",
-    "conditional_tables",
-    "table_sample",
-    "TABLE_MAX_N",
     "UNRANK_MAX_N",
     "LUT_MAX_N",
     "BARS_MAX_K",
@@ -70,8 +68,6 @@ __all__ = [
 UNRANK_MAX_N = 2949
 #: Largest n served by the packed lookup table (one byte per cell; N(255) = 2,829,056 words).
 LUT_MAX_N = 255
-#: Largest n for the conditional inverse-CDF tables ((n + 1)² float32 per stage).
-TABLE_MAX_N = 2048
 
 _THREEFRY = lax.RandomAlgorithm.RNG_THREE_FRY
 
@@ -542,132 +538,5 @@ def uniform_cms_traced(key: jax.Array, n: jax.Array, size: int) -> jax.Array:
     return lax.cond(n <= UNRANK_MAX_N, by_rank, by_bars, key)
 
 
-# ---------------------------------------------------------------- conditional inverse-CDF tables
-
-
-def _lgamma(x: np.ndarray) -> np.ndarray:
-    flat = np.asarray(x, dtype=np.float64).ravel()
-    out = np.array([math.lgamma(v) if v > 0 else math.inf for v in flat], dtype=np.float64)
-    return out.reshape(np.shape(x))
-
-
-def _cdf_from_logpmf(logpmf: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    logpmf = np.where(valid, logpmf, -np.inf)
-    top = np.max(logpmf, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    w = np.exp(logpmf - top)
-    cdf = np.cumsum(w, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cdf = cdf / cdf[..., -1:]
-    cdf = np.where(np.isfinite(cdf), cdf, 1.0)  # unreachable rows (no mass)
-    return cdf.astype(np.float32)
-
-
-def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
-    """CDF table (n + 1, n + 1): row m is the law of the next cell given m draws remain."""
-    m = np.arange(n + 1, dtype=np.float64)[:, None]
-    k = np.arange(n + 1, dtype=np.float64)[None, :]
-    valid = k <= m
-    km = np.where(valid, m - k, 0.0)
-    lf = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
-    mi = np.arange(n + 1)[:, None]
-    ki = np.arange(n + 1)[None, :]
-    logc = lf[mi] - lf[ki] - lf[np.where(ki <= mi, mi - ki, 0)]
-    if kind == "binomial":
-        (p,) = params
-        if p <= 0.0:
-            logpmf = np.where(k == 0, 0.0, -np.inf)
-        elif p >= 1.0:
-            logpmf = np.where(k == m, 0.0, -np.inf)
-        else:
-            logpmf = logc + k * math.log(p) + km * math.log1p(-p)
-    elif kind == "betabinomial":
-        a, b = params
-        if b == 0.0:  # all remaining mass goes to this cell
-            logpmf = np.where(k == m, 0.0, -np.inf)
-        else:
-            ga = _lgamma(a + np.arange(n + 1))  # lgamma(a + j)
-            gb = _lgamma(b + np.arange(n + 1))
-            gab = _lgamma(a + b + np.arange(n + 1))
-            lbeta = ga[ki] + gb[np.where(ki <= mi, mi - ki, 0)] - gab[mi]
-            logpmf = logc + lbeta - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
-    elif kind == "hypergeom":
-        total, good = params  # population size and successes in it
-        bad = total - good
-        lg = np.array(
-            [math.lgamma(good + 1) - math.lgamma(good - j + 1) if j <= good else -math.inf
-             for j in range(n + 1)]
-        )  # log good! / (good − j)!
-        lb = np.array(
-            [math.lgamma(bad + 1) - math.lgamma(bad - j + 1) if j <= bad else -math.inf
-             for j in range(n + 1)]
-        )
-        lt = np.array(
-            [math.lgamma(total + 1) - math.lgamma(total - j + 1) if j <= total else -math.inf
-             for j in range(n + 1)]
-        )
-        rest = np.where(ki <= mi, mi - ki, 0)
-        with np.errstate(invalid="ignore"):
-            logpmf = logc + lg[ki] + lb[rest] - lt[mi]
-        logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
-    else:  # pragma: no cover - internal
-        raise AssertionError(kind)
-    return _cdf_from_logpmf(logpmf, valid)
-
-
-def conditional_tables(n: int, kind: str, params: tuple) -> tuple[np.ndarray, ...]:
-    """Three CDF tables for TP, FN | TP and FP | TP, FN (see the module docstring).
-
-    ``kind`` is ``"multinomial"`` (params = 4 probabilities), ``"dirichlet"`` (4 concentrations)
-    or ``"hypergeom"`` (4 population counts).
-    """
-    p = [float(v) for v in params]
-    if kind == "multinomial":
-        q1 = p[1] / (p[1] + p[2] + p[3]) if p[1] + p[2] + p[3] > 0 else 0.0
-        q2 = p[2] / (p[2] + p[3]) if p[2] + p[3] > 0 else 0.0
-        stages = [("binomial", (p[0],)), ("binomial", (q1,)), ("binomial", (q2,))]
-    elif kind == "dirichlet":
-        stages = [
-            ("betabinomial", (p[0], p[1] + p[2] + p[3])),
-            ("betabinomial", (p[1], p[2] + p[3])),
-            ("betabinomial", (p[2], p[3])),
-        ]
-    elif kind == "hypergeom":
-        c = [int(v) for v in params]
-        stages = [
-            ("hypergeom", (sum(c), c[0])),
-            ("hypergeom", (c[1] + c[2] + c[3], c[1])),
-            ("hypergeom", (c[2] + c[3], c[2])),
-        ]
-    else:  # pragma: no cover - internal
-        raise AssertionError(kind)
-    first = _stage_table(n, *stages[0])[n:]  # only the row m = n is needed for TP
-    return (first, _stage_table(n, *stages[1]), _stage_table(n, *stages[2]))
-
-
-def _search(table_flat: jax.Array, width: int, row: jax.Array, u: jax.Array) -> jax.Array:
-    """min{k : table[row, k] > u} by bisection over k ∈ [0, width − 1]."""
-    lo = jnp.zeros_like(row)
-    hi = jnp.full_like(row, width - 1)
-    base = row * width
-    for _ in range(max(1, math.ceil(math.log2(width)))):
-        mid = (lo + hi) // 2
-        gt = table_flat[base + mid] > u
-        hi = jnp.where(gt, mid, hi)
-        lo = jnp.where(gt, lo, mid + 1)
-    return hi
-
-
-@functools.partial(jax.jit, static_argnums=(1, 5))
-def table_sample(key, n, t0, t1, t2, shape):
-    """Sequential inverse-CDF draw of int32 (*shape, 4) matrices from three stage tables."""
-    u = uniform_floats(key, (3,) + tuple(shape))
-    width = n + 1
-    zero = jnp.zeros(tuple(shape), jnp.int32)
-    tp = _search(t0.reshape(-1), width, zero, u[0])
-    m1 = n - tp
-    fn = _search(t1.reshape(-1), width, m1, u[1])
-    m2 = m1 - fn
-    fp = _search(t2.reshape(-1), width, m2, u[2])
-    tn = m2 - fp
-    return jnp.stack([tp, fn, fp, tn], axis=-1).astype(jnp.int32)
+# The tables moved to ._alias; these names stay here until their callers import ._alias.
+from ._alias import TABLE_MAX_N, conditional_tables, table_sample  # noqa: E402, F401

@@ -1,0 +1,80 @@
+"""Conditional alias tables (``distributions._alias``, #41): the law each table encodes against
+its PMF and against scipy.stats; draws by chi-square at an n where the rows are wide.
+
+The law of a table is read off exactly: P(k) = (t_k + Σ_{j: a_j = k} (2^32 − t_j)) / (W 2^32).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+from test_samplers_speed import _chi2_pvalue
+
+from ofijax.distributions import _alias as A
+
+
+def _law(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact probabilities (R, W) a table encodes and, per value, 1 + its alias columns."""
+    R, W, _ = table.shape
+    t = table[..., 0].view(np.uint32).astype(np.float64) / 2.0**32
+    a = table[..., 1]
+    law, hits = t / W, np.ones((R, W))
+    for r in range(R):
+        np.add.at(law[r], a[r], (1 - t[r]) / W)
+        np.add.at(hits[r], a[r], 1)
+    return law, hits
+
+
+@pytest.mark.parametrize("W", [1, 2, 7, 100, 1000])
+def test_alias_rows_encode_their_pmf(W):
+    """Random rows (Dirichlet, some with zeros, a point mass): every probability within
+    (1 + its alias columns) · 2^-33 / W plus float64 drift; thresholds and aliases in range."""
+    rng = np.random.default_rng(W)
+    pmf = rng.dirichlet(np.full(W, 0.3), size=6)
+    pmf[1, : W // 2] = 0
+    pmf[1] /= pmf[1].sum()
+    pmf[2] = 0
+    pmf[2, W - 1] = 1
+    tab = A.alias_rows(pmf)
+    assert tab.shape == (6, W, 2) and tab.dtype == np.int32
+    assert ((tab[..., 1] >= 0) & (tab[..., 1] < W)).all()
+    law, hits = _law(tab)
+    assert (np.abs(law - pmf) <= hits * 2.0**-33 / W + 1e-14).all()
+    assert (law[pmf == 0] == 0).all()  # a value of probability 0 is never drawn
+
+
+@pytest.mark.parametrize("kind,params,laws", [
+    ("multinomial", (0.4, 0.1, 0.2, 0.3),
+     lambda m: (stats.binom(m, 0.4), stats.binom(m, 0.1 / 0.6), stats.binom(m, 0.2 / 0.5))),
+    ("dirichlet", (4.5, 1.5, 2.5, 3.5),
+     lambda m: (stats.betabinom(m, 4.5, 7.5), stats.betabinom(m, 1.5, 6.0),
+                stats.betabinom(m, 2.5, 3.5))),
+    ("hypergeom", (300, 100, 200, 400),
+     lambda m: (stats.hypergeom(1000, 300, m), stats.hypergeom(700, 100, m),
+                stats.hypergeom(600, 200, m))),
+])
+def test_conditional_tables_against_scipy(kind, params, laws):
+    """Each stage's rows (m = n for TP; m = 0, 57, n for the others) against scipy.stats."""
+    n = 300
+    tabs = A.conditional_tables(n, kind, params)
+    for stage, tab in enumerate(tabs):
+        law = _law(tab)[0]
+        for m in ((n,) if stage == 0 else (0, 57, n)):
+            ref = laws(m)[stage].pmf(np.arange(n + 1))
+            row = law[0 if stage == 0 else m]
+            assert np.abs(row - ref).max() < 1e-9, (stage, m)
+
+
+def test_draws_at_wide_rows():
+    """n = 1500 Dirichlet-multinomial by the tables (rows of 1501 values): every cell ~
+    BetaBinomial(n, α_c, Σα − α_c) by chi-square on 2^18 matrices (FN and FP through the
+    conditional stages; the columns are exact uniforms, the thresholds 32-bit words)."""
+    n, alpha = 1500, (4.5, 1.5, 2.5, 3.5)
+    tabs = A.conditional_tables(n, "dirichlet", alpha)
+    cms = np.asarray(A.table_sample(jax.random.key(2), n, *tabs, (1 << 18,)))
+    assert (cms.sum(-1) == n).all() and (cms >= 0).all()
+    for c in range(4):
+        pmf = stats.betabinom(n, alpha[c], sum(alpha) - alpha[c]).pmf(np.arange(n + 1))
+        assert _chi2_pvalue(np.bincount(cms[:, c], minlength=n + 1), pmf, len(cms)) > 1e-5, c
