@@ -15,6 +15,7 @@ import jax
 import numpy as np
 import pytest
 from scipy import stats
+from test_samplers_speed import _chi2_pvalue  # one goodness-of-fit helper
 
 from ofijax import distributions as D
 from ofijax.distributions import _samplers as S
@@ -47,6 +48,59 @@ def test_dirichlet_rows_are_redrawn_whole():
         assert abs(cov - exact) < 5 * math.sqrt((vi * vj + exact**2) / rows), (i, j)
 
 
+#: One program for the general Dirichlet-multinomial tests below (alpha and rows are static; n is
+#: traced): small components, so n·p < 10 in many slots (the inversion pool and the every-slot
+#: inversion) next to BTRS slots, and α < 1 (the gamma boost).
+SMALL_ALPHA = (0.3, 1.0, 0.5, 7.5)
+DM_ROWS = 1 << 16
+
+
+def _dm_chain(key, n):
+    with jax.enable_x64(True):
+        return np.asarray(S._dirichlet_chain(key, np.int32(n), SMALL_ALPHA, DM_ROWS))
+
+
+def test_dirichlet_chain_whole_law_small_n():
+    """Every matrix of M(40) against scipy.stats.dirichlet_multinomial (chi-square), through the
+    general path called directly (mostly inversion at this n)."""
+    n = 40
+    cms = _dm_chain(jax.random.key(11), n)
+    assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
+    grid = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
+                     for c in range(n + 1 - a - b)])
+    pmf = stats.dirichlet_multinomial.pmf(grid, SMALL_ALPHA, n)
+    assert abs(pmf.sum() - 1) < 1e-9
+    rank = {tuple(r): i for i, r in enumerate(grid.tolist())}
+    obs = np.bincount([rank[tuple(r)] for r in cms.tolist()], minlength=len(grid))
+    assert _chi2_pvalue(obs, pmf, DM_ROWS) > 1e-4
+
+
+@pytest.mark.parametrize("n", [3000, 100_000])
+def test_dirichlet_chain_marginals_are_beta_binomial(n):
+    """Each cell X_c ~ BetaBinomial(n, α_c, α₀ − α_c) (chi-square against scipy.stats.betabinom)
+    and FN | TP ~ BetaBinomial(n − TP, α_FN, α_FP + α_TN) on the rows with TP = 0 (the most
+    common value); BTRS and inversion slots mix at these n."""
+    cms = _dm_chain(jax.random.key(n), n)
+    assert (cms.sum(-1) == n).all() and (cms >= 0).all()
+    a = np.asarray(SMALL_ALPHA)
+    for c in range(4):
+        law = stats.betabinom(n, a[c], a.sum() - a[c])
+        assert _binned_pvalue(cms[:, c], law) > 1e-4, c
+    fn = cms[cms[:, 0] == 0, 1]
+    assert len(fn) > 1000
+    assert _binned_pvalue(fn, stats.betabinom(n, a[1], a[2] + a[3])) > 1e-4
+
+
+def _binned_pvalue(x, law, bins=64):
+    """Chi-square of integer draws against a discrete scipy law in ~``bins`` bins of equal mass
+    (edges at its quantiles; bin i holds the values in (e_{i−1}, e_i])."""
+    edges = np.unique(law.ppf(np.linspace(0, 1, bins + 1)[1:-1]))
+    cdf = law.cdf(edges)
+    pmf = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+    obs = np.bincount(np.searchsorted(edges, x, side="left"), minlength=len(pmf))
+    return _chi2_pvalue(obs, pmf, len(x))
+
+
 def test_cos_sin_turn_against_numpy():
     """The Box–Muller angle's cos/sin polynomials against NumPy's float64 cos/sin on 2^16 words
     (every quadrant) and the four exact quadrant starts."""
@@ -60,8 +114,6 @@ def test_cos_sin_turn_against_numpy():
 
 
 # ----------------------------------------------- table lookups of the multinomial (round 3)
-
-from test_samplers_speed import _chi2_pvalue  # noqa: E402  (one goodness-of-fit helper)
 
 from ofijax.distributions import _bintables as B  # noqa: E402
 

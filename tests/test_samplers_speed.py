@@ -112,11 +112,18 @@ def test_multinomial_large_n_exact_moments(multinomial_fn):
     assert multinomial_fn._cache_size() == 1  # one program for every n and p
 
 
+def _chain(key, n, alpha, num):
+    """The general Dirichlet-multinomial path above the tables (Dirichlet probabilities, then the
+    binomial stages), called directly as the public function does for non-integer alpha."""
+    with jax.enable_x64(True):
+        return np.asarray(S._dirichlet_chain(key, np.int32(n), tuple(map(float, alpha)), num))
+
+
 def test_dirichlet_multinomial_large_n_is_uniform():
-    """alpha = 1 is uniform on M(n): E B = 0 and Var B = (n + 4)/(10 n) at n = 3000 (Dirichlet
-    probabilities, then the same two binomial stages)."""
+    """alpha = 1 is uniform on M(n): E B = 0 and Var B = (n + 4)/(10 n) at n = 3000, through the
+    general path (the public function takes stars and bars for integer alpha)."""
     n, num = 3000, 1 << 12
-    cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(2), n, [1, 1, 1, 1], (num,)))
+    cms = _chain(jax.random.key(2), n, (1, 1, 1, 1), num)
     assert cms.dtype == np.int32 and (cms.sum(-1) == n).all()
     b = (cms[:, 2] - cms[:, 1]) / n
     var = (n + 4) / (10 * n)
@@ -125,10 +132,10 @@ def test_dirichlet_multinomial_large_n_is_uniform():
 
 
 def test_dirichlet_multinomial_large_n_moments():
-    """n = 3000 (above the tables), α = (4, 1, 2, 3): E X_c = n a_c and Var X_c =
-    n a_c (1 − a_c)(n + α₀)/(1 + α₀), a = α/α₀, for every cell (same shapes as the test above,
-    so the same chain program)."""
-    n, num, alpha = 3000, 1 << 12, np.array([4.0, 1.0, 2.0, 3.0])
+    """n = 3000 (above the tables), non-integer α = (4.5, 1.5, 2.5, 3.5) through the public
+    function (so the general path): E X_c = n a_c and Var X_c = n a_c (1 − a_c)(n + α₀)/(1 + α₀),
+    a = α/α₀, for every cell."""
+    n, num, alpha = 3000, 1 << 12, np.array([4.5, 1.5, 2.5, 3.5])
     cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(7), n, alpha, (num,)))
     assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
     a0 = alpha.sum()
@@ -139,6 +146,24 @@ def test_dirichlet_multinomial_large_n_moments():
     # the sample variance's relative s.e. is √((κ − 1)/num), κ ≈ the Beta marginal's kurtosis
     kurt = np.array([float(stats.beta(c, a0 - c).stats(moments="k")) + 3 for c in alpha])
     assert np.all(np.abs(x.var(0) / var - 1) < 5 * np.sqrt((kurt - 1) / num) + 0.01)
+
+
+def test_binomial_few_small_means_pooled(binomial_fn):
+    """Slots with n·p < 10 among BTRS slots: 1/16 of them (inverted in a compacted pool) and 1/4
+    (more than the pool: every slot inverted), both against scipy.stats.binom."""
+    n, size = 100_000, DRAWS
+    for every, p_small in ((16, 3e-5), (4, 8e-5)):
+        small = np.arange(size) % every == 0
+        p = np.where(small, p_small, 0.3)
+        assert (small.sum() <= size // S.INVERSION_POOL + 64) == (every == 16)  # both branches
+        x = np.asarray(binomial_fn(jax.random.key(every), np.full(size, n, np.int32), p, size))
+        for sel, q in ((small, p_small), (~small, 0.3)):
+            xs = x[sel]
+            ks = np.arange(xs.min(), xs.max() + 1)
+            pmf = stats.binom.pmf(ks, n, q)
+            pmf[0] += stats.binom.cdf(xs.min() - 1, n, q)
+            pmf[-1] += stats.binom.sf(xs.max(), n, q)
+            assert _chi2_pvalue(np.bincount(xs - xs.min()), pmf, sel.sum()) > 1e-4, (every, q)
 
 
 def test_eager_metrics_chunked_transfer_same_values_and_errors():

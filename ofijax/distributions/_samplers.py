@@ -341,6 +341,37 @@ def _binomial_inversion(key, n, p, size):
                           (jnp.zeros((size,), jnp.int32), pmf, pmf))[0]
 
 
+#: Slots with n·p < BTRS_MIN_MEAN are inverted in a pool of size // INVERSION_POOL + 64 slots
+#: (compacted) when they fit, else all slots are inverted (every slot for a fixed small p).
+INVERSION_POOL = 8
+
+
+def _inversion_slots(key, n, p, small, size):
+    """Binomial(n, p) by :func:`_binomial_inversion` where ``small`` (0 elsewhere), int32 (size,).
+
+    The inversion's loop runs until its largest draw is found, over every slot it is given; when
+    the small slots are few (per-row p: a few %), they are compacted into a pool first. Each
+    slot reads its own uniform either way, so the law is the same.
+    """
+    pool = min(size, size // INVERSION_POOL + 64)
+    count = jnp.sum(small.astype(jnp.int32))
+
+    def pooled():
+        idx = _S.compact(small, pool)
+        j = jnp.minimum(idx, size - 1)
+        live = idx < size
+        x = _binomial_inversion(key, jnp.where(live, n[j], 0), jnp.where(live, p[j], 0.0), pool)
+        return jnp.zeros((size,), jnp.int32).at[idx].set(x, mode="drop")
+
+    def every():
+        return _binomial_inversion(key, n, p, size)
+
+    if pool == size:
+        return lax.cond(count > 0, every, lambda: jnp.zeros((size,), jnp.int32))
+    return lax.switch(jnp.where(count == 0, 0, jnp.where(count <= pool, 1, 2)),
+                      [lambda: jnp.zeros((size,), jnp.int32), pooled, every])
+
+
 def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array:
     """Exact Binomial(n, p) draws, int32 (size,), for int32 n and float p broadcastable to it.
 
@@ -359,10 +390,9 @@ def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array
         x_big = lax.cond(jnp.any(big),
                          lambda: _btrs(kb, jnp.where(big, n, 40), jnp.where(big, ps, 0.25), size),
                          lambda: jnp.zeros((size,), jnp.int32))
-        x_small = lax.cond(jnp.any(~big),
-                           lambda: _binomial_inversion(ki, jnp.where(big, 0, n),
-                                                       jnp.where(big, 0.0, ps), size),
-                           lambda: jnp.zeros((size,), jnp.int32))
+        x_small = _inversion_slots(ki, jnp.broadcast_to(jnp.where(big, 0, n), (size,)),
+                                   jnp.broadcast_to(jnp.where(big, 0.0, ps), (size,)),
+                                   jnp.broadcast_to(~big, (size,)), size)
         x = jnp.where(big, x_big, x_small)
         return jnp.where(flip, n - x, x).astype(jnp.int32)
 
@@ -416,24 +446,37 @@ def _in_blocks(key, size: int, draw, rows=None, chunk=None):
 @functools.partial(jax.jit, static_argnums=(2, 3))
 def _dirichlet_chain(key, n, alpha, size):
     """Dirichlet-multinomial(n, alpha) matrices int32 (size, 4): per block of
-    :data:`MULTINOMIAL_CHUNK` rows (a key per block), p ~ Dirichlet(alpha) by :func:`dirichlet`,
-    then the two binomial stages of :func:`multinomial_cms` on it (temporaries stay small)."""
+    :data:`MULTINOMIAL_CHUNK` rows (a key per block), p ~ Dirichlet(alpha) as unnormalised
+    float32 columns (:func:`_dirichlet_cols`), then the two binomial stages of
+    :func:`multinomial_cms` on p_TP + p_FN = (e₀ + e₁)/Σe, e₀/(e₀ + e₁) and e₂/(e₂ + e₃)
+    (float64 from the float32 e; temporaries stay small)."""
     with jax.enable_x64(True):
         n = jnp.asarray(n, jnp.int32)
 
         def block(k, m):
             k0, k1 = jax.random.split(k)
-            return _multinomial_block(k1, n, dirichlet(k0, alpha, m).astype(jnp.float64), m)
+            e = _dirichlet_cols(k0, alpha, m).astype(jnp.float64)
+            spos, sneg = e[0] + e[1], e[2] + e[3]
+            return _multinomial_stages(k1, n, spos / (spos + sneg), _share(e[0], spos),
+                                       _share(e[2], sneg), m)
 
         return _in_blocks(key, size, block)
 
 
+def _share(x, total):
+    """x / total, 0 where total is 0."""
+    return jnp.where(total > 0, x / jnp.where(total > 0, total, 1), 0.0)
+
+
 def _multinomial_block(key, n, p, size):
-    k0, k1 = jax.random.split(key)
     spos, sneg = p[..., 0] + p[..., 1], p[..., 2] + p[..., 3]
+    return _multinomial_stages(key, n, spos, _share(p[..., 0], spos), _share(p[..., 2], sneg), size)
+
+
+def _multinomial_stages(key, n, spos, qa, qb, size):
+    """P ~ Bin(n, spos); TP | P ~ Bin(P, qa) and FP | n − P ~ Bin(n − P, qb) in one call."""
+    k0, k1 = jax.random.split(key)
     pos = binomial(k0, n, spos, size)
-    qa = jnp.where(spos > 0, p[..., 0] / jnp.where(spos > 0, spos, 1), 0.0)
-    qb = jnp.where(sneg > 0, p[..., 2] / jnp.where(sneg > 0, sneg, 1), 0.0)
     q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
     two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
     tp, fp = two[:size], two[size:]
@@ -469,25 +512,28 @@ def _cos_sin_turn(w):
     return cos, sin
 
 
-def _gamma_rows(key, alpha: tuple, m: int):
-    """log Gamma(α_c) for c = 0..3 on m rows (float32), and whether the row is accepted.
+def _gamma_cols(key, alpha: tuple, m: int):
+    """log Gamma(α_c) for c = 0..3 as columns (4, m) (float32), and whether each row is accepted.
 
     Marsaglia–Tsang ("A simple method for generating gamma variables", 2000) for α + 1 where
     α < 1 (boosted by log U / α), else α: d = α − 1/3, c = 1/√(9d), x ~ N(0, 1), v = (1 + cx)³,
     accept when 1 + cx > 0 and (u < 1 − 0.0331 x⁴ or log u < x²/2 + d(1 − v + log v)); the
     value is d v. Two candidates per gamma, the normals of one Box–Muller pair (u₁ has 32 bits
     and a floor of 2^-33, so |x| ≤ 6.7: the tail beyond, 2e-11 of the mass, is not drawn).
+    Columns, and the words drawn flat then reshaped: XLA:CPU's generator and arithmetic on a
+    minor axis of 4 cost ~3x more (experiments/notes/samplers.md).
     """
     f32 = jnp.float32
     a = np.asarray(alpha, np.float64)
     boost = a < 1
     d = np.where(boost, a + 1, a) - 1 / 3
     c = 1 / np.sqrt(9 * d)
-    w = _S.random_bits(key, (5 if boost.any() else 4, m, 4))  # the fifth: the boosts' U
+    nw = 5 if boost.any() else 4  # the fifth: the boosts' U
+    w = _S.random_bits(key, (nw * 4 * m,)).reshape(nw, 4, m)
     u1 = w[0].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
     cos, sin = _cos_sin_turn(w[1])
     r = jnp.sqrt(f32(-2) * jnp.log(u1))
-    dd, cc = jnp.asarray(d, f32), jnp.asarray(c, f32)
+    dd, cc = jnp.asarray(d, f32)[:, None], jnp.asarray(c, f32)[:, None]
 
     def cand(x, wu):
         u = ((wu >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
@@ -504,31 +550,39 @@ def _gamma_rows(key, alpha: tuple, m: int):
     lg = jnp.log(dd) + jnp.where(ok1, lv1, lv2)
     if boost.any():
         u3 = ((w[4] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
-        lg = lg + jnp.where(jnp.asarray(boost), jnp.log(u3) / jnp.asarray(a, f32), f32(0))
-    return lg, jnp.all(ok1 | ok2, axis=-1)
+        lg = lg + jnp.where(jnp.asarray(boost)[:, None], jnp.log(u3) / jnp.asarray(a, f32)[:, None],
+                            f32(0))
+    return lg, jnp.all(ok1 | ok2, axis=0)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def dirichlet(key: jax.Array, alpha: tuple, size: int) -> jax.Array:
-    """p ~ Dirichlet(alpha), float32 (size, 4), from four gammas per row (:func:`_gamma_rows`,
-    normalised in log space so that tiny α do not underflow to 0/0).
+def _dirichlet_cols(key, alpha: tuple, size: int):
+    """Unnormalised Dirichlet(alpha) columns e (4, size), float32, max 1 per row: p = e / Σ e.
 
-    A row with a rejected gamma is redrawn whole (its accepted gammas too) from fresh words:
-    which fresh row replaces which depends only on which rows were rejected, so accepted rows
-    keep Marsaglia–Tsang's law (float32 arithmetic: ~1e-7 relative in the acceptance bounds).
+    Log gammas from :func:`_gamma_cols`; a row with a rejected gamma is redrawn whole (its
+    accepted gammas too) from fresh words: which fresh row replaces which depends only on which
+    rows were rejected, so accepted rows keep Marsaglia–Tsang's law (float32 arithmetic: ~1e-7
+    relative in the acceptance bounds). Normalised in log space (e = exp(lg − max lg)), so that
+    tiny α do not underflow to 0/0.
     """
-    lg, ok = _gamma_rows(jax.random.fold_in(key, 0), alpha, size)
+    lg, ok = _gamma_cols(jax.random.fold_in(key, 0), alpha, size)
     pool = min(size, size // GAMMA_POOL + 64)
 
     def body(c):
         i, lg, ok = c
         idx = _S.compact(~ok, pool)
-        fresh, fok = _gamma_rows(jax.random.fold_in(key, i), alpha, pool)
-        return i + 1, lg.at[idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
+        fresh, fok = _gamma_cols(jax.random.fold_in(key, i), alpha, pool)
+        return i + 1, lg.at[:, idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
 
     _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), body, (jnp.int32(1), lg, ok))
-    e = jnp.exp(lg - jnp.max(lg, axis=-1, keepdims=True))
-    return e / jnp.sum(e, axis=-1, keepdims=True)
+    return jnp.exp(lg - jnp.max(lg, axis=0, keepdims=True))
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def dirichlet(key: jax.Array, alpha: tuple, size: int) -> jax.Array:
+    """p ~ Dirichlet(alpha), float32 (size, 4), from four gammas per row (:func:`_dirichlet_cols`:
+    Marsaglia–Tsang, rows with a rejected gamma redrawn whole, normalised in log space)."""
+    e = _dirichlet_cols(key, alpha, size)
+    return (e / jnp.sum(e, axis=0, keepdims=True)).T
 
 
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
