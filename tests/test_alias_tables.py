@@ -78,3 +78,19 @@ def test_draws_at_wide_rows():
     for c in range(4):
         pmf = stats.betabinom(n, alpha[c], sum(alpha) - alpha[c]).pmf(np.arange(n + 1))
         assert _chi2_pvalue(np.bincount(cms[:, c], minlength=n + 1), pmf, len(cms)) > 1e-5, c
+
+
+def test_subsample_of_a_huge_group():
+    """Groups of ~5e17 rows (n = 10, tables): the law is the multinomial's to ~1e-16 (it took
+    TP = 10 in every draw when the table's log-falling-factorials were lgamma differences).
+    Counts summing past 2^63 − 1 are refused by name."""
+    from test_distributions_sampling import chi2_check
+
+    from ofijax import distributions as D
+
+    c = (10**17, 10**17, 2 * 10**17, 10**17)
+    cms = np.asarray(D.subsample(jax.random.key(7), c, 10, (1 << 15,)))
+    p = np.asarray(c, np.float64) / sum(c)
+    chi2_check(cms, 10, lambda x: float(stats.multinomial(10, p).pmf(x)))
+    with pytest.raises(ValueError, match=r"cm: the four counts must sum to at most 2\*\*63"):
+        D.subsample(jax.random.key(0), (2**62, 2**61, 2**61, 2**62 - 5), 10, (4,))

@@ -95,6 +95,16 @@ def alias_rows(pmf: np.ndarray) -> np.ndarray:
     return out
 
 
+def _log_falling(top: int, n: int) -> np.ndarray:
+    """log(top! / (top − j)!) for j = 0..n (−inf for j > top) as sums of log(top − i): exact to
+    float64 rounding of each term at any top < 2^63 (lgamma(top + 1) − lgamma(top − j + 1)
+    cancels catastrophically once lgamma's ulp is large: top ≳ 1e13)."""
+    j = np.arange(n, dtype=np.int64)
+    terms = np.log(np.maximum(np.int64(top) - j, 1).astype(np.float64))
+    out = np.concatenate([[0.0], np.cumsum(terms)])
+    return np.where(np.arange(n + 1) <= top, out, -np.inf)
+
+
 def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
     """PMF table (n + 1, n + 1), float64: row m is the law of the next cell given m draws
     remain."""
@@ -127,18 +137,7 @@ def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
     elif kind == "hypergeom":
         total, good = params  # population size and successes in it
         bad = total - good
-        lg = np.array(
-            [math.lgamma(good + 1) - math.lgamma(good - j + 1) if j <= good else -math.inf
-             for j in range(n + 1)]
-        )  # log good! / (good − j)!
-        lb = np.array(
-            [math.lgamma(bad + 1) - math.lgamma(bad - j + 1) if j <= bad else -math.inf
-             for j in range(n + 1)]
-        )
-        lt = np.array(
-            [math.lgamma(total + 1) - math.lgamma(total - j + 1) if j <= total else -math.inf
-             for j in range(n + 1)]
-        )
+        lg, lb, lt = (_log_falling(c, n) for c in (good, bad, total))
         rest = np.where(ki <= mi, mi - ki, 0)
         with np.errstate(invalid="ignore"):
             logpmf = logc + lg[ki] + lb[rest] - lt[mi]

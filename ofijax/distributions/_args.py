@@ -111,8 +111,11 @@ def check_alpha(alpha: Any) -> tuple[float, ...]:
 def check_cm(cm: Any, name: str = "cm") -> tuple[int, ...]:
     arr = _check_four(cm, name)
     arr = _v.check_counts(arr, name)
-    if arr.sum() <= 0:
+    total = sum(int(v) for v in arr)  # Python ints: int64 sums of huge counts wrap
+    if total <= 0:
         raise ValueError(f"{name}: the confusion matrix is empty (all four counts are 0).")
+    if total > 2**63 - 1:
+        raise ValueError(f"{name}: the four counts must sum to at most 2**63 − 1; got {total:,}.")
     return tuple(int(v) for v in arr)
 
 
