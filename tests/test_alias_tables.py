@@ -94,3 +94,16 @@ def test_subsample_of_a_huge_group():
     chi2_check(cms, 10, lambda x: float(stats.multinomial(10, p).pmf(x)))
     with pytest.raises(ValueError, match=r"cm: the four counts must sum to at most 2\*\*63"):
         D.subsample(jax.random.key(0), (2**62, 2**61, 2**61, 2**62 - 5), 10, (4,))
+
+
+def test_dirichlet_multinomial_of_huge_concentrations():
+    """α ≈ 1e15 (n = 10, tables): the law is the multinomial's with p = α/Σα (to ~1e-14; the
+    lgamma differences of the former tables cancelled and gave means 5.0, 3.6, 0.9, 0.5)."""
+    from test_distributions_sampling import chi2_check
+
+    from ofijax import distributions as D
+
+    a = (1e15, 1e15, 2e15, 1e15)
+    cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(8), 10, a, (1 << 15,)))
+    p = np.asarray(a) / sum(a)
+    chi2_check(cms, 10, lambda x: float(stats.multinomial(10, p).pmf(x)))

@@ -28,12 +28,6 @@ __all__ = ["TABLE_MAX_N", "alias_rows", "conditional_tables", "table_sample"]
 TABLE_MAX_N = 2048
 
 
-def _lgamma(x: np.ndarray) -> np.ndarray:
-    flat = np.asarray(x, dtype=np.float64).ravel()
-    out = np.array([math.lgamma(v) if v > 0 else math.inf for v in flat], dtype=np.float64)
-    return out.reshape(np.shape(x))
-
-
 def _pmf_from_logpmf(logpmf: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Rows normalised to 1 (float64); a row without mass (unreachable) is a point mass at 0."""
     logpmf = np.where(valid, logpmf, -np.inf)
@@ -95,6 +89,12 @@ def alias_rows(pmf: np.ndarray) -> np.ndarray:
     return out
 
 
+def _log_rising(a: float, n: int) -> np.ndarray:
+    """log Γ(a + j)/Γ(a) = Σ_{i<j} log(a + i) for j = 0..n (no lgamma differences, which cancel
+    for large a: at α ≈ 1e15 they gave another law)."""
+    return np.concatenate([[0.0], np.cumsum(np.log(a + np.arange(n, dtype=np.float64)))])
+
+
 def _log_falling(top: int, n: int) -> np.ndarray:
     """log(top! / (top − j)!) for j = 0..n (−inf for j > top) as sums of log(top − i): exact to
     float64 rounding of each term at any top < 2^63 (lgamma(top + 1) − lgamma(top − j + 1)
@@ -129,11 +129,8 @@ def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
         if b == 0.0:  # all remaining mass goes to this cell
             logpmf = np.where(k == m, 0.0, -np.inf)
         else:
-            ga = _lgamma(a + np.arange(n + 1))  # lgamma(a + j)
-            gb = _lgamma(b + np.arange(n + 1))
-            gab = _lgamma(a + b + np.arange(n + 1))
-            lbeta = ga[ki] + gb[np.where(ki <= mi, mi - ki, 0)] - gab[mi]
-            logpmf = logc + lbeta - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+            ra, rb, rab = (_log_rising(x, n) for x in (a, b, a + b))
+            logpmf = logc + ra[ki] + rb[np.where(ki <= mi, mi - ki, 0)] - rab[mi]
     elif kind == "hypergeom":
         total, good = params  # population size and successes in it
         bad = total - good
