@@ -40,10 +40,11 @@ HRUA_POOL_LAST = 32
 HRUA_REFILL_LAST = 3
 #: Largest population the float64 arithmetic holds exactly.
 HG_MAX_N = 2**53 - 1
-#: Largest n that subsample draws from inverse-CDF tables (above: :func:`subsample_cms`, faster
-#: from n ≈ 300 since the positives are a table lookup; the tables bisect one step more above 255;
-#: the crossing measured in experiments/notes/samplers.md, "Positives by table lookup").
-SUBSAMPLE_TABLE_MAX_N = 255
+#: Largest n that subsample draws from the conditional alias tables (``_alias.py``; above:
+#: :func:`subsample_cms`). The tables draw 2^18 matrices in 12–15 ms at n = 300 … 2048 against
+#: 93–128 ms here (NumPy 74–80 ms); building them costs 0.44 s at n = 1000 and 3 s at n = 2048
+#: per (group, n), hence the switch at 1000 (experiments/notes/samplers.md).
+SUBSAMPLE_TABLE_MAX_N = 1000
 #: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
 SUBSAMPLE_CHUNK = 1 << 14
 

@@ -24,7 +24,7 @@ Exactness.
   sizes the multinomial and the Dirichlet-multinomial are drawn in ``_samplers.py`` (an exact
   binomial chain; Dirichlet probabilities from Marsaglia–Tsang gammas); from 2^16 multinomial
   matrices per call at n > 32, by the O(1) lookups of ``_bintables.py`` (2^-32 resolution);
-  subsample above n = 255 by the exact hypergeometric sampler of ``_hypergeometric.py``.
+  subsample above n = 1000 by the exact hypergeometric sampler of ``_hypergeometric.py``.
 * Shared by the rejection samplers (BTRS in ``_samplers.py``, HRUA in ``_hypergeometric.py``):
   :func:`unit64` (a word as a float64 uniform) and :func:`compact` (the refills' slot lists).
 """
