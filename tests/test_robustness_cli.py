@@ -219,3 +219,19 @@ def test_audit_invalid_params_name_the_argument(kwargs, exc, name):
     with pytest.raises(exc) as info:
         ofijax.audit(key, y, p, **kw)
     assert str(info.value).startswith(name), str(info.value)
+
+
+def test_closed_stdout_stops_quietly():
+    """``ofijax simulate ... | head -0``: the reader is gone before the report is printed; the
+    command stops with status 1 and nothing on stderr (it printed "error: [Errno 32] Broken
+    pipe")."""
+    import subprocess
+    import sys
+
+    code = ("from ofijax.cli import main; raise SystemExit(main(['simulate', '--n', '12', "
+            "'--samples', '2000']))")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, OFIJAX_PROGRESS="0"))
+    proc.stdout.close()  # before the child writes anything
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1 and err == "", err

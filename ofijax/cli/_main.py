@@ -15,6 +15,7 @@ This module owns :func:`main`: parsing (``_parser``), dispatch to the commands (
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ofijax.cli._audit_cmd import audit_header, cmd_audit
@@ -118,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except ImportError as exc:
         print(f"ofijax {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader closed stdout (``| head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         return 1
     except OSError as exc:
         print(f"ofijax {args.command}: error: {exc}", file=sys.stderr)

@@ -224,7 +224,8 @@ def format_report(res: dict) -> str:
     """The text table of :func:`simulate_run`'s result."""
     st = res["settings"]
     p_txt = None if res["probs"] is None else np.round(res["probs"], 4).tolist()
-    null_txt = _NULL_TEXT[st["null"]].format(p=p_txt, cm=st["cm"])
+    cm_txt = None if st["cm"] is None else [int(x) if float(x).is_integer() else x for x in st["cm"]]
+    null_txt = _NULL_TEXT[st["null"]].format(p=p_txt, cm=cm_txt)
     lines = [f"ofijax simulate: {st['num_samples']} draws, null = {null_txt}, seed {st['seed']}",
              "Monte Carlo 95% intervals: mean ± 1.96 stderr; quantiles [order-statistic interval]; "
              "tail probabilities [Wilson]", ""]
