@@ -15,12 +15,11 @@ with :func:`check_subsample`, the arguments' one check.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .._jaxcache import aot_jit
 from . import _bintables as _B
 from . import _sampling as _S
 from ._args import SAMPLER_MAX_N
@@ -416,12 +415,13 @@ def subsample_block(key: jax.Array, cm, n, size: int, positives=None) -> jax.Arr
         return _S.stack_cells(tp, p - tp, fp, n32 - p - fp)
 
 
-@functools.partial(jax.jit, static_argnums=(3,))
-def subsample_cms(key: jax.Array, cm: jax.Array, n: jax.Array, size: int) -> jax.Array:
+def _subsample_cms(key: jax.Array, cm: jax.Array, n: jax.Array, size: int) -> jax.Array:
     """:func:`subsample_block` for any ``size``: blocks of :data:`SUBSAMPLE_CHUNK` rows by
     ``lax.map`` (a key per block, the last block cut), the positives' table built once for all.
     ``cm`` int64 (4,) and ``n`` int64 are arguments, so every group and n share one program per
-    size; call it under ``jax.enable_x64(True)`` so that they arrive as int64."""
+    size; call it under ``jax.enable_x64(True)`` so that they arrive as int64. Its compiled
+    executable is kept on disk (:func:`~ofijax._jaxcache.aot_jit`: ~5 s of compilation once,
+    then loaded by later processes)."""
     with jax.enable_x64(True):
         positives = positives_table(cm, n)
         if size <= SUBSAMPLE_CHUNK:
@@ -430,6 +430,10 @@ def subsample_cms(key: jax.Array, cm: jax.Array, n: jax.Array, size: int) -> jax
         keys = jax.random.split(key, blocks)
         out = lax.map(lambda k: subsample_block(k, cm, n, SUBSAMPLE_CHUNK, positives), keys)
         return out.reshape(-1, 4)[:size]
+
+
+subsample_cms = aot_jit(_subsample_cms, name="ofijax.distributions.subsample_cms",
+                        static_argnums=(3,))
 
 
 def check_subsample(c: tuple, n: int) -> None:
