@@ -486,9 +486,12 @@ def _multinomial_stages(key, n, spos, qa, qb, size):
 # ------------------------------------------------------------------ Dirichlet probabilities
 
 
-#: Rows whose four gammas are not all accepted after two candidates each (~1 % for α ≥ 1) are
-#: redrawn whole from pools of size // GAMMA_POOL + 64 rows until none is left.
-GAMMA_POOL = 32
+#: Rows whose four gammas are not all accepted (one candidate each: 5-18 % of rows, e.g. 5.6 %
+#: at α = (4.5, 1.5, 2.5, 3.5), 10 % at (0.5, 0.5, 0.5, 0.5), 18 % at (1, 1, 1, 1)) are redrawn
+#: whole: once from a pool of size // GAMMA_POOL + 64 rows, then from pools of
+#: size // GAMMA_REST + 64 until none is left.
+GAMMA_POOL = 4
+GAMMA_REST = 64
 
 
 def _cos_sin_turn(w):
@@ -518,41 +521,38 @@ def _gamma_cols(key, alpha: tuple, m: int):
     Marsaglia–Tsang ("A simple method for generating gamma variables", 2000) for α + 1 where
     α < 1 (boosted by log U / α), else α: d = α − 1/3, c = 1/√(9d), x ~ N(0, 1), v = (1 + cx)³,
     accept when 1 + cx > 0 and (u < 1 − 0.0331 x⁴ or log u < x²/2 + d(1 − v + log v)); the
-    value is d v. Two candidates per gamma, the normals of one Box–Muller pair (u₁ has 32 bits
-    and a floor of 2^-33, so |x| ≤ 6.7: the tail beyond, 2e-11 of the mass, is not drawn).
-    Columns, and the words drawn flat then reshaped: XLA:CPU's generator and arithmetic on a
-    minor axis of 4 cost ~3x more (experiments/notes/samplers.md).
+    value is d v. One candidate per gamma; the four normals of a row are the two Box–Muller
+    pairs (r cos θ, r sin θ) of two (u₁, θ) word pairs (u₁ has 32 bits and a floor of 2^-33, so
+    |x| ≤ 6.7: the tail beyond, 2e-11 of the mass, is not drawn): 8 words per row (12 with a
+    boost). A row is accepted when its four candidates are. Columns, and the words drawn flat
+    then reshaped: XLA:CPU's generator and arithmetic on a minor axis of 4 cost ~3x more
+    (experiments/notes/samplers.md).
     """
     f32 = jnp.float32
     a = np.asarray(alpha, np.float64)
     boost = a < 1
     d = np.where(boost, a + 1, a) - 1 / 3
     c = 1 / np.sqrt(9 * d)
-    nw = 5 if boost.any() else 4  # the fifth: the boosts' U
-    w = _S.random_bits(key, (nw * 4 * m,)).reshape(nw, 4, m)
-    u1 = w[0].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
-    cos, sin = _cos_sin_turn(w[1])
+    nw = 12 if boost.any() else 8  # the last four: the boosts' U
+    w = _S.random_bits(key, (nw * m,)).reshape(nw, m)
+    u1 = w[0:2].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
+    cos, sin = _cos_sin_turn(w[2:4])
     r = jnp.sqrt(f32(-2) * jnp.log(u1))
+    x = jnp.concatenate([r * cos, r * sin])  # (4, m): four independent normals per row
     dd, cc = jnp.asarray(d, f32)[:, None], jnp.asarray(c, f32)[:, None]
-
-    def cand(x, wu):
-        u = ((wu >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
-        t = f32(1) + cc * x
-        logv = f32(3) * jnp.log(jnp.where(t > 0, t, f32(1)))
-        v = t * t * t
-        x2 = x * x
-        ok = (t > 0) & ((u < f32(1) - f32(0.0331) * x2 * x2)
-                        | (jnp.log(u) < f32(0.5) * x2 + dd * (f32(1) - v + logv)))
-        return logv, ok
-
-    lv1, ok1 = cand(r * cos, w[2])
-    lv2, ok2 = cand(r * sin, w[3])
-    lg = jnp.log(dd) + jnp.where(ok1, lv1, lv2)
+    u = ((w[4:8] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
+    t = f32(1) + cc * x
+    logv = f32(3) * jnp.log(jnp.where(t > 0, t, f32(1)))
+    v = t * t * t
+    x2 = x * x
+    ok = (t > 0) & ((u < f32(1) - f32(0.0331) * x2 * x2)
+                    | (jnp.log(u) < f32(0.5) * x2 + dd * (f32(1) - v + logv)))
+    lg = jnp.log(dd) + logv
     if boost.any():
-        u3 = ((w[4] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
+        u3 = ((w[8:12] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
         lg = lg + jnp.where(jnp.asarray(boost)[:, None], jnp.log(u3) / jnp.asarray(a, f32)[:, None],
                             f32(0))
-    return lg, jnp.all(ok1 | ok2, axis=0)
+    return lg, jnp.all(ok, axis=0)
 
 
 def _dirichlet_cols(key, alpha: tuple, size: int):
@@ -565,15 +565,18 @@ def _dirichlet_cols(key, alpha: tuple, size: int):
     tiny α do not underflow to 0/0.
     """
     lg, ok = _gamma_cols(jax.random.fold_in(key, 0), alpha, size)
-    pool = min(size, size // GAMMA_POOL + 64)
 
-    def body(c):
+    def redraw(c, pool):
         i, lg, ok = c
         idx = _S.compact(~ok, pool)
         fresh, fok = _gamma_cols(jax.random.fold_in(key, i), alpha, pool)
         return i + 1, lg.at[:, idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
 
-    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), body, (jnp.int32(1), lg, ok))
+    # one pass with a pool for the first round's rejected rows, then small pools until none
+    first = min(size, size // GAMMA_POOL + 64)
+    c = lax.cond(jnp.any(~ok), lambda c: redraw(c, first), lambda c: c, (jnp.int32(1), lg, ok))
+    rest = min(size, size // GAMMA_REST + 64)
+    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), lambda c: redraw(c, rest), c)
     return jnp.exp(lg - jnp.max(lg, axis=0, keepdims=True))
 
 
