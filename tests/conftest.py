@@ -180,6 +180,11 @@ _SLOW_TESTS = {
     "tests/test_samplers_law.py::test_dirichlet_marginals_are_beta",
     "tests/test_samplers_law.py::test_window_that_does_not_fit_goes_to_the_chain",
     "tests/test_hypergeometric.py::test_log_ratio_matches_mpmath",
+    # round 4 (2026-12-05): wide-row laws (2^16-2^18 draws) and a subprocess; the small-n law,
+    # the tables' PMFs and the routes stay quick
+    "tests/test_dirichlet_bars.py::test_large_n_marginals_and_covariance",
+    "tests/test_alias_tables.py::test_draws_at_wide_rows",
+    "tests/test_robustness_cli.py::test_closed_stdout_stops_quietly",
 }
 
 
