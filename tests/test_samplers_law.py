@@ -101,6 +101,38 @@ def _binned_pvalue(x, law, bins=64):
     return _chi2_pvalue(obs, pmf, len(x))
 
 
+@jax.jit
+def _btrs_test_errors(key, n, p):
+    """BTRS candidates' float32 test (float32 log α, L₀, tails, as the first round computes
+    them) against the float64 test: (error / band, decided, float32 decision, float64 decision)
+    for the candidates that reach the full test."""
+    with jax.enable_x64(True):
+        w = S._S.random_bits(key, (2, p.shape[0]))
+        P32, P64 = S._btrs_setup(n, p, jax.numpy.float32), S._btrs_setup(n, p)
+        v, us, d, k, inside, quick = S._btrs_propose(P32, w[0], w[1])
+        lhs, rhs, mag = S._btrs_sides(P32, v, us, d, k, jax.numpy.float32)
+        lhs64, rhs64, _ = S._btrs_sides(P64, v, us, d, k, jax.numpy.float64)
+        band = mag.astype(float) * S._BAND
+        err = jax.numpy.abs((rhs.astype(float) - lhs) - (rhs64 - lhs64)) / band
+        full = inside & ~quick
+        decided = jax.numpy.abs(rhs.astype(float) - lhs) > band
+        return err, full, decided, lhs <= rhs, lhs64 <= rhs64
+
+
+@pytest.mark.parametrize("n", [20, 3000, 1_000_000, 2_000_000_000])
+def test_btrs_float32_decisions_match_float64(n):
+    """The first round's float32 test (its constants in float32 too) errs by less than a
+    quarter of the band (so it holds the float32 error with margin), and every candidate it
+    decides is decided as by the float64 test; p from 10/n to ½ per slot."""
+    size = 1 << 16
+    p = np.random.default_rng(n).uniform(10 / n, 0.5, size)
+    err, full, decided, d32, d64 = (np.asarray(x) for x in _btrs_test_errors(
+        jax.random.key(n), np.int32(n), p))
+    assert full.sum() > size // 20
+    assert err[full].max() < 0.25, err[full].max()
+    assert np.array_equal(d32[full & decided], d64[full & decided])
+
+
 def test_cos_sin_turn_against_numpy():
     """The Box–Muller angle's cos/sin polynomials against NumPy's float64 cos/sin on 2^16 words
     (every quadrant) and the four exact quadrant starts."""

@@ -214,18 +214,26 @@ MULTINOMIAL_LOOKUP_MIN_N = 32
 MULTINOMIAL_LOOKUP_CHUNK = 1 << 16
 
 
-def _btrs_setup(n, p):
-    """BTRS constants (float64) for int32 n and float64 p ≤ ½ with n·p ≥ 10."""
+def _btrs_setup(n, p, dt=jnp.float64):
+    """BTRS constants for int32 n and float64 p ≤ ½ with n·p ≥ 10: the proposal's in float64,
+    the full test's (log α, L₀, Stirling tails) in ``dt``.
+
+    In float32 (the vectorized first test) each of log α, L₀ and the tails is within a few ulp:
+    log α's error is inside the band's |log α| term; L₀ = log((m + 1)/(r (n − m + 1))) is off by
+    ≤ ~2e-7 absolute, so t₁ = −d·L₀ by ≤ 2e-7 |d|, while |t₂| + |t₃| ≥ |d|/2 (log1p bounds), so
+    the band 2^-16 × mag ≥ 7.6e-6 |d| holds it 38 times over; the tails are < 0.09 (errors
+    ~1e-8). Candidates inside the band are re-tested with float64 constants.
+    """
     nf = n.astype(jnp.float64)
     spq = jnp.sqrt(nf * p * (1 - p))
     b = 1.15 + 2.53 * spq
     mf = jnp.floor((nf + 1) * p)  # the mode m
-    r = p / (1 - p)
-    return dict(n=n, m=mf.astype(jnp.int32), a=-0.0873 + 0.0248 * b + 0.01 * p, b=b,
-                cm=nf * p + 0.5 - mf, vr=0.92 - 4.2 / b, lalpha=jnp.log((2.83 + 5.1 / b) * spq),
-                l0=jnp.log((mf + 1) / (r * (nf - mf + 1))),
-                tails=_stirling_tail(mf.astype(jnp.int32), jnp.float64)
-                + _stirling_tail((nf - mf).astype(jnp.int32), jnp.float64))
+    m = mf.astype(jnp.int32)
+    ratio = (mf + 1) * (1 - p) / (p * (nf - mf + 1))  # (m + 1)/(r (n − m + 1)), r = p/(1 − p)
+    return dict(n=n, m=m, a=-0.0873 + 0.0248 * b + 0.01 * p, b=b,
+                cm=nf * p + 0.5 - mf, vr=0.92 - 4.2 / b,
+                lalpha=jnp.log(((2.83 + 5.1 / b) * spq).astype(dt)), l0=jnp.log(ratio.astype(dt)),
+                tails=_stirling_tail(m, dt) + _stirling_tail(n - m, dt))
 
 
 def _btrs_propose(P, wu, wv):
@@ -274,15 +282,16 @@ def _btrs(key, n, p, size):
     """Binomial(n, p) by Hörmann's BTRS (transformed rejection with squeeze), p ≤ ½, n·p ≥ 10.
 
     ``BTRS_ROUNDS`` candidates per slot are drawn and tested at once (squeeze in float64, the
-    full test in float32 outside an error band); the first accepted one is the draw, exactly as
-    the sequential algorithm. Slots left over (all rejected, or a candidate inside the band) are
-    compacted into a pool and finished in float64: first the undecided candidate, then fresh
-    ones until accepted. Which slot gets which fresh candidate depends only on which slots are
+    full test in float32 outside an error band, its constants log α, L₀ and the tails in float32
+    too: :func:`_btrs_setup`); the first accepted one is the draw, exactly as the sequential
+    algorithm. Slots left over (all rejected, or a candidate inside the band) are compacted into
+    a pool, whose constants are recomputed in float64, and finished in float64: first the
+    undecided candidate, then fresh ones until accepted. Which slot gets which fresh candidate depends only on which slots are
     left, so the law is exactly BTRS's (float64 rounding aside: relative error of each
     probability ~1e-10; uniforms have 32 bits).
     """
-    P = lax.optimization_barrier(_btrs_setup(n, p))
-    P = {a: jnp.broadcast_to(x, (size,)) for a, x in P.items()}
+    n, p = jnp.broadcast_to(n, (size,)), jnp.broadcast_to(p, (size,))
+    P = lax.optimization_barrier(_btrs_setup(n, p, jnp.float32))
     w = lax.optimization_barrier(_S.random_bits(jax.random.fold_in(key, 0), (BTRS_ROUNDS, 2, size)))
     done = jnp.zeros((size,), bool)
     pending = jnp.zeros((size,), bool)  # a drawn candidate not yet decided (inside the band)
@@ -290,7 +299,8 @@ def _btrs(key, n, p, size):
     wu0, wv0 = w[0, 0], w[0, 1]
     for i in range(BTRS_ROUNDS):
         v, us, d, k, inside, quick = _btrs_propose(P, w[i, 0], w[i, 1])
-        lhs, rhs, mag = _btrs_sides(P, v, us, d, k, jnp.float32)
+        # one pass over the float32 test (else XLA fuses it into both decisions)
+        lhs, rhs, mag = lax.optimization_barrier(_btrs_sides(P, v, us, d, k, jnp.float32))
         band = mag * jnp.float32(_BAND)
         acc = quick | (inside & (lhs <= rhs - band))
         und = ~quick & inside & (lhs <= rhs + band) & ~acc
@@ -306,7 +316,7 @@ def _btrs(key, n, p, size):
         i, done, pending, out = c
         idx = _S.compact(~done, small)
         j = jnp.minimum(idx, size - 1)
-        Pj = {a: x[j] for a, x in P.items()}
+        Pj = lax.optimization_barrier(_btrs_setup(n[j], p[j]))
         wu, wv = wu0[j], wv0[j]
 
         def inner(ci):
