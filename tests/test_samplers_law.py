@@ -49,8 +49,8 @@ def test_dirichlet_rows_are_redrawn_whole():
 
 
 #: One program for the general Dirichlet-multinomial tests below (alpha and rows are static; n is
-#: traced): small components, so n·p < 10 in many slots (the inversion pool and the every-slot
-#: inversion) next to BTRS slots, and α < 1 (the gamma boost).
+#: traced): small components, so n·p < 10 in many slots (one or several inversion pools)
+#: next to BTRS slots, and α < 1 (the gamma boost).
 SMALL_ALPHA = (0.3, 1.0, 0.5, 7.5)
 DM_ROWS = 1 << 16
 

@@ -149,13 +149,13 @@ def test_dirichlet_multinomial_large_n_moments():
 
 
 def test_binomial_few_small_means_pooled(binomial_fn):
-    """Slots with n·p < 10 among BTRS slots: 1/16 of them (inverted in a compacted pool) and 1/4
-    (more than the pool: every slot inverted), both against scipy.stats.binom."""
+    """Slots with n·p < 10 among BTRS slots: 1/16 of them (inverted in one compacted pool) and
+    1/4 (more than a pool holds: two pools), both against scipy.stats.binom."""
     n, size = 100_000, DRAWS
     for every, p_small in ((16, 3e-5), (4, 8e-5)):
         small = np.arange(size) % every == 0
         p = np.where(small, p_small, 0.3)
-        assert (small.sum() <= size // S.INVERSION_POOL + 64) == (every == 16)  # both branches
+        assert (small.sum() <= size // S.INVERSION_POOL + 64) == (every == 16)  # one pool, two
         x = np.asarray(binomial_fn(jax.random.key(every), np.full(size, n, np.int32), p, size))
         for sel, q in ((small, p_small), (~small, 0.3)):
             xs = x[sel]

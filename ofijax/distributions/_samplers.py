@@ -351,35 +351,31 @@ def _binomial_inversion(key, n, p, size):
                           (jnp.zeros((size,), jnp.int32), pmf, pmf))[0]
 
 
-#: Slots with n·p < BTRS_MIN_MEAN are inverted in a pool of size // INVERSION_POOL + 64 slots
-#: (compacted) when they fit, else all slots are inverted (every slot for a fixed small p).
+#: Slots with n·p < BTRS_MIN_MEAN are inverted in pools of size // INVERSION_POOL + 64 slots
+#: (compacted), as many pools as they need (one with per-row p, where they are a few %).
 INVERSION_POOL = 8
 
 
 def _inversion_slots(key, n, p, small, size):
     """Binomial(n, p) by :func:`_binomial_inversion` where ``small`` (0 elsewhere), int32 (size,).
 
-    The inversion's loop runs until its largest draw is found, over every slot it is given; when
-    the small slots are few (per-row p: a few %), they are compacted into a pool first. Each
-    slot reads its own uniform either way, so the law is the same.
+    The inversion's loop runs until its largest draw is found, over every slot it is given, so
+    the small slots are compacted into pools first (the i-th pool's words from
+    ``fold_in(key, i)``). Each slot reads its own uniform either way, so the law is the same.
     """
     pool = min(size, size // INVERSION_POOL + 64)
-    count = jnp.sum(small.astype(jnp.int32))
 
-    def pooled():
-        idx = _S.compact(small, pool)
+    def body(c):
+        i, left, out = c
+        idx = _S.compact(left, pool)
         j = jnp.minimum(idx, size - 1)
         live = idx < size
-        x = _binomial_inversion(key, jnp.where(live, n[j], 0), jnp.where(live, p[j], 0.0), pool)
-        return jnp.zeros((size,), jnp.int32).at[idx].set(x, mode="drop")
+        x = _binomial_inversion(jax.random.fold_in(key, i), jnp.where(live, n[j], 0),
+                                jnp.where(live, p[j], 0.0), pool)
+        return i + 1, left.at[idx].set(False, mode="drop"), out.at[idx].set(x, mode="drop")
 
-    def every():
-        return _binomial_inversion(key, n, p, size)
-
-    if pool == size:
-        return lax.cond(count > 0, every, lambda: jnp.zeros((size,), jnp.int32))
-    return lax.switch(jnp.where(count == 0, 0, jnp.where(count <= pool, 1, 2)),
-                      [lambda: jnp.zeros((size,), jnp.int32), pooled, every])
+    return lax.while_loop(lambda c: jnp.any(c[1]), body,
+                          (jnp.int32(0), small, jnp.zeros((size,), jnp.int32)))[2]
 
 
 def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array:
@@ -498,10 +494,8 @@ def _multinomial_stages(key, n, spos, qa, qb, size):
 
 #: Rows whose four gammas are not all accepted (one candidate each: 5-18 % of rows, e.g. 5.6 %
 #: at α = (4.5, 1.5, 2.5, 3.5), 10 % at (0.5, 0.5, 0.5, 0.5), 18 % at (1, 1, 1, 1)) are redrawn
-#: whole: once from a pool of size // GAMMA_POOL + 64 rows, then from pools of
-#: size // GAMMA_REST + 64 until none is left.
-GAMMA_POOL = 4
-GAMMA_REST = 64
+#: whole from pools of size // GAMMA_POOL + 64 rows until none is left.
+GAMMA_POOL = 8
 
 
 def _cos_sin_turn(w):
@@ -582,11 +576,9 @@ def _dirichlet_cols(key, alpha: tuple, size: int):
         fresh, fok = _gamma_cols(jax.random.fold_in(key, i), alpha, pool)
         return i + 1, lg.at[:, idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
 
-    # one pass with a pool for the first round's rejected rows, then small pools until none
-    first = min(size, size // GAMMA_POOL + 64)
-    c = lax.cond(jnp.any(~ok), lambda c: redraw(c, first), lambda c: c, (jnp.int32(1), lg, ok))
-    rest = min(size, size // GAMMA_REST + 64)
-    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), lambda c: redraw(c, rest), c)
+    pool = min(size, size // GAMMA_POOL + 64)
+    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), lambda c: redraw(c, pool),
+                              (jnp.int32(1), lg, ok))
     return jnp.exp(lg - jnp.max(lg, axis=0, keepdims=True))
 
 
