@@ -493,8 +493,10 @@ def _multinomial_stages(key, n, spos, qa, qb, size):
 
 
 #: Rows whose four gammas are not all accepted (one candidate each: 5-18 % of rows, e.g. 5.6 %
-#: at α = (4.5, 1.5, 2.5, 3.5), 10 % at (0.5, 0.5, 0.5, 0.5), 18 % at (1, 1, 1, 1)) are redrawn
-#: whole from pools of size // GAMMA_POOL + 64 rows until none is left.
+#: at α = (4.5, 1.5, 2.5, 3.5), 10 % at (0.5, 0.5, 0.5, 0.5), 18 % at (1, 1, 1, 1)) are made up
+#: by size // GAMMA_EXTRA + 64 extra rows drawn up front; the rare shortfall is filled from
+#: pools of size // GAMMA_POOL + 64 rows.
+GAMMA_EXTRA = 4
 GAMMA_POOL = 8
 
 
@@ -562,23 +564,28 @@ def _gamma_cols(key, alpha: tuple, m: int):
 def _dirichlet_cols(key, alpha: tuple, size: int):
     """Unnormalised Dirichlet(alpha) columns e (4, size), float32, max 1 per row: p = e / Σ e.
 
-    Log gammas from :func:`_gamma_cols`; a row with a rejected gamma is redrawn whole (its
-    accepted gammas too) from fresh words: which fresh row replaces which depends only on which
-    rows were rejected, so accepted rows keep Marsaglia–Tsang's law (float32 arithmetic: ~1e-7
-    relative in the acceptance bounds). Normalised in log space (e = exp(lg − max lg)), so that
-    tiny α do not underflow to 0/0.
+    Log gammas from :func:`_gamma_cols` on size + size // GAMMA_EXTRA + 64 rows; the first
+    ``size`` accepted rows (all four gammas accepted) are kept, in order (one compaction). Slots
+    left without one (rare: more rows rejected than the extra rows) are filled from pools of
+    size // GAMMA_POOL + 64 fresh rows until none is left. Which row fills which slot depends
+    only on which rows were accepted, so the kept rows are independent with Marsaglia–Tsang's
+    law (float32 arithmetic: ~1e-7 relative in the acceptance bounds). Normalised in log space
+    (e = exp(lg − max lg)), so that tiny α do not underflow to 0/0.
     """
-    lg, ok = _gamma_cols(jax.random.fold_in(key, 0), alpha, size)
+    rows = size + size // GAMMA_EXTRA + 64
+    lg, ok = _gamma_cols(jax.random.fold_in(key, 0), alpha, rows)
+    take = _S.compact(ok, size)
+    lg = lg[:, jnp.minimum(take, rows - 1)]
+    ok = take < rows
+    pool = min(size, size // GAMMA_POOL + 64)
 
-    def redraw(c, pool):
+    def redraw(c):
         i, lg, ok = c
         idx = _S.compact(~ok, pool)
         fresh, fok = _gamma_cols(jax.random.fold_in(key, i), alpha, pool)
         return i + 1, lg.at[:, idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
 
-    pool = min(size, size // GAMMA_POOL + 64)
-    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), lambda c: redraw(c, pool),
-                              (jnp.int32(1), lg, ok))
+    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), redraw, (jnp.int32(1), lg, ok))
     return jnp.exp(lg - jnp.max(lg, axis=0, keepdims=True))
 
 
