@@ -92,45 +92,13 @@ def test_dirichlet_chain_marginals_are_beta_binomial(n):
 
 
 def _binned_pvalue(x, law, bins=64):
-    """Chi-square of integer draws against a discrete scipy law in ~``bins`` bins of equal mass
-    (edges at its quantiles; bin i holds the values in (e_{i−1}, e_i])."""
-    edges = np.unique(law.ppf(np.linspace(0, 1, bins + 1)[1:-1]))
-    cdf = law.cdf(edges)
-    pmf = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+    """Chi-square of integer draws against a discrete scipy law on 0..n in ~``bins`` bins of
+    equal mass (edges at its quantiles, from its whole PMF; bin i holds (e_{i−1}, e_i])."""
+    cdf = np.cumsum(law.pmf(np.arange(law.support()[1] + 1)))
+    edges = np.unique(np.searchsorted(cdf, np.linspace(0, 1, bins + 1)[1:-1]))
+    pmf = np.diff(np.concatenate([[0.0], cdf[edges], [1.0]]))
     obs = np.bincount(np.searchsorted(edges, x, side="left"), minlength=len(pmf))
     return _chi2_pvalue(obs, pmf, len(x))
-
-
-@jax.jit
-def _btrs_test_errors(key, n, p):
-    """BTRS candidates' float32 test (float32 log α, L₀, tails, as the first round computes
-    them) against the float64 test: (error / band, decided, float32 decision, float64 decision)
-    for the candidates that reach the full test."""
-    with jax.enable_x64(True):
-        w = S._S.random_bits(key, (2, p.shape[0]))
-        P32, P64 = S._btrs_setup(n, p, jax.numpy.float32), S._btrs_setup(n, p)
-        v, us, d, k, inside, quick = S._btrs_propose(P32, w[0], w[1])
-        lhs, rhs, mag = S._btrs_sides(P32, v, us, d, k, jax.numpy.float32)
-        lhs64, rhs64, _ = S._btrs_sides(P64, v, us, d, k, jax.numpy.float64)
-        band = mag.astype(float) * S._BAND
-        err = jax.numpy.abs((rhs.astype(float) - lhs) - (rhs64 - lhs64)) / band
-        full = inside & ~quick
-        decided = jax.numpy.abs(rhs.astype(float) - lhs) > band
-        return err, full, decided, lhs <= rhs, lhs64 <= rhs64
-
-
-@pytest.mark.parametrize("n", [20, 3000, 1_000_000, 2_000_000_000])
-def test_btrs_float32_decisions_match_float64(n):
-    """The first round's float32 test (its constants in float32 too) errs by less than a
-    quarter of the band (so it holds the float32 error with margin), and every candidate it
-    decides is decided as by the float64 test; p from 10/n to ½ per slot."""
-    size = 1 << 16
-    p = np.random.default_rng(n).uniform(10 / n, 0.5, size)
-    err, full, decided, d32, d64 = (np.asarray(x) for x in _btrs_test_errors(
-        jax.random.key(n), np.int32(n), p))
-    assert full.sum() > size // 20
-    assert err[full].max() < 0.25, err[full].max()
-    assert np.array_equal(d32[full & decided], d64[full & decided])
 
 
 def test_dirichlet_shortfall_rows_are_filled(monkeypatch):
@@ -149,6 +117,20 @@ def test_dirichlet_shortfall_rows_are_filled(monkeypatch):
     exact = -a[0] * a[3] / (a0**2 * (a0 + 1))
     v0, v3 = (a[c] * (a0 - a[c]) / (a0**2 * (a0 + 1)) for c in (0, 3))
     assert abs(cov - exact) < 5 * math.sqrt((v0 * v3 + exact**2) / rows)
+
+
+def test_compact_by_cumsum_matches_numpy():
+    """_samplers._compact (cumsum rank) lists the first ``pool`` set indices in order, padded
+    with len(mask), as NumPy's flatnonzero does (empty, sparse, dense and full masks)."""
+    rng = np.random.default_rng(13)
+    for size in (1000, 1 << 14):
+        for frac in (0.0, 0.01, 0.13, 0.5, 1.0):
+            mask = rng.random(size) < frac
+            for pool in (64, size // 8 + 64, size):
+                want = np.full(pool, size)
+                idx = np.flatnonzero(mask)[:pool]
+                want[: len(idx)] = idx
+                assert np.array_equal(np.asarray(S._compact(jax.numpy.asarray(mask), pool)), want)
 
 
 def test_cos_sin_turn_against_numpy():
