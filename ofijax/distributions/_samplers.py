@@ -371,12 +371,14 @@ def _binomial_inversion(key, n, p, size):
 INVERSION_POOL = 8
 
 
-def _inversion_slots(key, n, p, small, size):
+def _inversion_slots(key, n, p, small, size, pooled=True):
     """Binomial(n, p) by :func:`_binomial_inversion` where ``small`` (0 elsewhere), int32 (size,).
 
     The inversion's loop runs until its largest draw is found, over every slot it is given, so
     the small slots are compacted into pools first (the i-th pool's words from
-    ``fold_in(key, i)``). Each slot reads its own uniform either way, so the law is the same.
+    ``fold_in(key, i)``); with ``pooled`` False (fixed probabilities, where the small slots are
+    all or none of a stage) one pass over every slot. Each slot reads its own uniform either
+    way, so the law is the same.
     """
     pool = min(size, size // INVERSION_POOL + 64)
 
@@ -389,17 +391,27 @@ def _inversion_slots(key, n, p, small, size):
                                 jnp.where(live, p[j], 0.0), pool)
         return i + 1, left.at[idx].set(False, mode="drop"), out.at[idx].set(x, mode="drop")
 
-    return lax.while_loop(lambda c: jnp.any(c[1]), body,
-                          (jnp.int32(0), small, jnp.zeros((size,), jnp.int32)))[2]
+    def pools():
+        return lax.while_loop(lambda c: jnp.any(c[1]), body,
+                              (jnp.int32(0), small, jnp.zeros((size,), jnp.int32)))[2]
+
+    # most slots small (a fixed small p): one pass over every slot costs less than many pools
+    if pooled:
+        return pools()
+    return lax.cond(jnp.any(small), lambda: _binomial_inversion(key, n, p, size),
+                    lambda: jnp.zeros((size,), jnp.int32))
 
 
-def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array:
+def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int,
+             pooled: bool = True) -> jax.Array:
     """Exact Binomial(n, p) draws, int32 (size,), for int32 n and float p broadcastable to it.
 
     By symmetry p ≤ ½ (X = n − Bin(n, 1 − p) above); n·p ≥ :data:`BTRS_MIN_MEAN` by BTRS (see
     :func:`_btrs`), else by inversion of the float64 CDF. Traced under ``jax.enable_x64`` (float64
     arithmetic whatever the global flag; p is read in float64, so pass float64 probabilities
-    where they matter). Branches no slot needs are skipped (``lax.cond``).
+    where they matter). Branches no slot needs are skipped (``lax.cond``). ``pooled``: invert
+    the small-mean slots in compacted pools (per-row p: they are few) rather than in one pass
+    over every slot (:func:`_inversion_slots`).
     """
     with jax.enable_x64(True):
         n = jnp.asarray(n, jnp.int32)
@@ -413,7 +425,7 @@ def binomial(key: jax.Array, n: jax.Array, p: jax.Array, size: int) -> jax.Array
                          lambda: jnp.zeros((size,), jnp.int32))
         x_small = _inversion_slots(ki, jnp.broadcast_to(jnp.where(big, 0, n), (size,)),
                                    jnp.broadcast_to(jnp.where(big, 0.0, ps), (size,)),
-                                   jnp.broadcast_to(~big, (size,)), size)
+                                   jnp.broadcast_to(~big, (size,)), size, pooled)
         x = jnp.where(big, x_big, x_small)
         return jnp.where(flip, n - x, x).astype(jnp.int32)
 
@@ -491,15 +503,17 @@ def _share(x, total):
 
 def _multinomial_block(key, n, p, size):
     spos, sneg = p[..., 0] + p[..., 1], p[..., 2] + p[..., 3]
-    return _multinomial_stages(key, n, spos, _share(p[..., 0], spos), _share(p[..., 2], sneg), size)
+    return _multinomial_stages(key, n, spos, _share(p[..., 0], spos), _share(p[..., 2], sneg), size,
+                               pooled=p.ndim == 2)
 
 
-def _multinomial_stages(key, n, spos, qa, qb, size):
-    """P ~ Bin(n, spos); TP | P ~ Bin(P, qa) and FP | n − P ~ Bin(n − P, qb) in one call."""
+def _multinomial_stages(key, n, spos, qa, qb, size, pooled=True):
+    """P ~ Bin(n, spos); TP | P ~ Bin(P, qa) and FP | n − P ~ Bin(n − P, qb) in one call
+    (``pooled``: per-row probabilities, see :func:`binomial`)."""
     k0, k1 = jax.random.split(key)
-    pos = binomial(k0, n, spos, size)
+    pos = binomial(k0, n, spos, size, pooled)
     q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
-    two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size)
+    two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size, pooled)
     tp, fp = two[:size], two[size:]
     return _S.stack_cells(tp, pos - tp, fp, n - pos - fp)
 
