@@ -1,6 +1,6 @@
 """Laws of the samplers' round-2 pieces (#41 item 2) against independent references.
 
-The Dirichlet probabilities above the tables (``distributions._samplers.dirichlet``: Marsaglia–
+The Dirichlet probabilities above the tables (``distributions._gammas.dirichlet``: Marsaglia–
 Tsang gammas, float32) against scipy.stats.beta marginals (Kolmogorov–Smirnov) and the
 Dirichlet's covariance (the Dirichlet-multinomial's moments at n > 2048 are tested in
 test_samplers_speed.py, next to the binomial chain's program they share). Internals are the
@@ -18,14 +18,16 @@ from scipy import stats
 from test_samplers_speed import _chi2_pvalue  # one goodness-of-fit helper
 
 from ofijax import distributions as D
+from ofijax.distributions import _gammas as G
 from ofijax.distributions import _samplers as S
+from ofijax.distributions import _sampling as SS
 
 
 @pytest.mark.parametrize("alpha", [(4.0, 1.0, 2.0, 3.0), (0.3, 1.0, 0.5, 7.5)])
 def test_dirichlet_marginals_are_beta(alpha):
     """Each p_c ~ Beta(α_c, α₀ − α_c) (α < 1 through the boost), rows sum to 1, none NaN."""
     rows = 1 << 16
-    p = np.asarray(S.dirichlet(jax.random.key(5), alpha, rows), np.float64)
+    p = np.asarray(G.dirichlet(jax.random.key(5), alpha, rows), np.float64)
     assert p.shape == (rows, 4) and np.isfinite(p).all() and (p >= 0).all()
     assert np.abs(p.sum(1) - 1).max() < 1e-6
     a = np.asarray(alpha)
@@ -39,7 +41,7 @@ def test_dirichlet_rows_are_redrawn_whole():
     program as the first marginals test)."""
     alpha = (4.0, 1.0, 2.0, 3.0)
     rows = 1 << 16
-    p = np.asarray(S.dirichlet(jax.random.key(6), alpha, rows), np.float64)
+    p = np.asarray(G.dirichlet(jax.random.key(6), alpha, rows), np.float64)
     a0 = 10.0
     for i, j in ((0, 1), (2, 3)):
         cov = np.cov(p[:, i], p[:, j])[0, 1]
@@ -105,9 +107,9 @@ def test_dirichlet_shortfall_rows_are_filled(monkeypatch):
     """With only 64 extra rows, most rejected rows are made up by the refill pools (several
     rounds at α = 1, ~18 % of rows rejected): Beta marginals (Kolmogorov–Smirnov) and the
     Dirichlet's covariance still hold."""
-    monkeypatch.setattr(S, "GAMMA_EXTRA", 1 << 30)
+    monkeypatch.setattr(G, "GAMMA_EXTRA", 1 << 30)
     alpha, rows = (0.7, 1.0, 1.0, 3.0), 30_001  # a size of its own: traced with the patch
-    p = np.asarray(S.dirichlet(jax.random.key(12), alpha, rows), np.float64)
+    p = np.asarray(G.dirichlet(jax.random.key(12), alpha, rows), np.float64)
     assert p.shape == (rows, 4) and np.isfinite(p).all() and np.abs(p.sum(1) - 1).max() < 1e-6
     a = np.asarray(alpha)
     a0 = a.sum()
@@ -120,7 +122,7 @@ def test_dirichlet_shortfall_rows_are_filled(monkeypatch):
 
 
 def test_compact_by_cumsum_matches_numpy():
-    """_samplers._compact (cumsum rank) lists the first ``pool`` set indices in order, padded
+    """_sampling.compact (cumsum rank) lists the first ``pool`` set indices in order, padded
     with len(mask), as NumPy's flatnonzero does (empty, sparse, dense and full masks)."""
     rng = np.random.default_rng(13)
     for size in (1000, 1 << 14):
@@ -130,7 +132,7 @@ def test_compact_by_cumsum_matches_numpy():
                 want = np.full(pool, size)
                 idx = np.flatnonzero(mask)[:pool]
                 want[: len(idx)] = idx
-                assert np.array_equal(np.asarray(S._compact(jax.numpy.asarray(mask), pool)), want)
+                assert np.array_equal(np.asarray(SS.compact(jax.numpy.asarray(mask), pool)), want)
 
 
 def test_cos_sin_turn_against_numpy():
@@ -138,7 +140,7 @@ def test_cos_sin_turn_against_numpy():
     (every quadrant) and the four exact quadrant starts."""
     w = np.random.default_rng(8).integers(0, 2**32, size=1 << 16, dtype=np.uint64).astype(np.uint32)
     w = np.concatenate([w, np.array([0, 1 << 30, 2 << 30, 3 << 30], np.uint32)])
-    c, s = (np.asarray(x, np.float64) for x in S._cos_sin_turn(jax.numpy.asarray(w)))
+    c, s = (np.asarray(x, np.float64) for x in G._cos_sin_turn(jax.numpy.asarray(w)))
     t = (w >> 8).astype(np.float64) * 2.0**-24
     assert np.abs(c - np.cos(2 * np.pi * t)).max() < 2.5e-7
     assert np.abs(s - np.sin(2 * np.pi * t)).max() < 2.5e-7

@@ -1,11 +1,12 @@
 """The public samplers (key first) and the sampler objects :func:`monte_carlo` runs.
 
-Owns the checked wrappers around the exact samplers of :mod:`._sampling` (:func:`sample_uniform`,
+Owns the checked wrappers around the exact samplers of :mod:`._sampling`, :mod:`._alias`,
+:mod:`._bintables`, :mod:`._hypergeometric` and :mod:`._gammas` (:func:`sample_uniform`,
 :func:`sample_multinomial`, :func:`sample_dirichlet_multinomial`, :func:`subsample`), the exact
 binomial sampler at any n (:func:`binomial`: Hörmann's BTRS, vectorized, with compacted refills;
-inversion for small means) and the two-stage multinomial built on it (:func:`multinomial_cms`,
-for groups above the tables), the Dirichlet probabilities of the Dirichlet-multinomial above
-the tables (:func:`dirichlet`: Marsaglia–Tsang gammas), their conditional-table cache, and the hashable
+inversion for small means, pooled) and the two-stage multinomial built on it
+(:func:`multinomial_cms`, for groups above the tables), the Dirichlet-multinomial's chain above
+its tables (:func:`_dirichlet_chain`), the conditional-table cache, and the hashable
 sampler objects (:func:`uniform_sampler`, …, :func:`pair_sampler`, :func:`pair_statistic`) whose
 arrays travel as jit operands: equal samplers (same kind, n and parameters) reuse one compiled
 Monte Carlo block.
@@ -26,6 +27,8 @@ from jax import lax
 from ofijax import _validation as _v
 from ofijax.metrics import ofi as _ofi
 
+from . import _alias as _A
+from . import _gammas as _G
 from . import _hypergeometric as _H
 from . import _sampling as _S
 from ._args import check_alpha as _check_alpha
@@ -111,7 +114,7 @@ def sample_multinomial(key: jax.Array, n: int, probs: Any, shape: Sequence[int] 
         with jax.enable_x64(True):
             return _binomial_chain(key, np.int32(n), np.asarray(p, np.float64), shape, lookups)
     t = _tables(n, "multinomial", p)
-    return _S.table_sample(key, n, *t, shape)
+    return _A.table_sample(key, n, *t, shape)
 
 
 def sample_dirichlet_multinomial(
@@ -121,10 +124,11 @@ def sample_dirichlet_multinomial(
 
     p ~ Dirichlet(alpha), CM | p ~ Multinomial(n, p), drawn without p as conditional
     beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
-    FP | TP, FN ~ BB(rest, α_FP, α_TN) (inverse CDF tables for n ≤ 2048; above, in blocks of
-    2^14 rows, p ~ Dirichlet in float32 by :func:`dirichlet`, then the exact binomial stages of
-    :func:`multinomial_cms`). Integer α ≥ 1 with Σα ≤ 16 take stars and bars above n = 255
-    (:func:`~._sampling.dirichlet_bars`: Σα − 1 exact uniform positions per matrix, 3x NumPy).
+    FP | TP, FN ~ BB(rest, α_FP, α_TN) (alias tables for n ≤ 2048, :mod:`._alias`; above, in
+    blocks of 2^14 rows, p ~ Dirichlet in float32 by :func:`~._gammas.dirichlet_cols`, then the
+    exact binomial stages of :func:`multinomial_cms`). Integer α ≥ 1 with Σα ≤ 16 take stars
+    and bars above n = 255 (:func:`~._sampling.dirichlet_bars`: Σα − 1 exact uniform positions
+    per matrix, ~3x NumPy).
     alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
 
     Example:
@@ -139,22 +143,22 @@ def sample_dirichlet_multinomial(
     shape = _check_shape(shape)
     if n > _S.LUT_MAX_N and _S.bars_fit(a):
         return _S.dirichlet_bars(key, n, a, shape)
-    if n > _S.TABLE_MAX_N:
+    if n > _A.TABLE_MAX_N:
         size = int(np.prod(shape, dtype=np.int64))
         with jax.enable_x64(True):
             return _dirichlet_chain(key, np.int32(n), a, size).reshape(tuple(shape) + (4,))
     t = _tables(n, "dirichlet", a)
-    return _S.table_sample(key, n, *t, shape)
+    return _A.table_sample(key, n, *t, shape)
 
 
 def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax.Array:
     """Confusion matrices of n rows drawn without replacement from a real group with counts ``cm``.
 
     Multivariate hypergeometric: P(CM = x) = Π_c C(cm_c, x_c) / C(M, n), M = Σ cm, for any
-    n ≤ M (groups up to 2^53 − 1 rows; n < 2^31). int32 (*shape, 4). For n ≤ 255 drawn as
-    TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN, n − TP), FP | … ~ HG(cm_FP + cm_TN,
-    cm_FP, rest) by inverse CDF on float64-built tables (24-bit uniforms: probabilities resolved
-    to 2^-24). Above, by an exact hypergeometric sampler (Stadlober's HRUA, and
+    n ≤ M (groups up to 2^53 − 1 rows above n = 1000, 2^63 − 1 below; n < 2^31). int32
+    (*shape, 4). For n ≤ 1000 drawn as TP ~ HG(M, cm_TP, n), FN | TP ~ HG(M − cm_TP, cm_FN,
+    n − TP), FP | … ~ HG(cm_FP + cm_TN, cm_FP, rest) from float64-built alias tables
+    (:mod:`._alias`: probabilities resolved to 2^-32). Above, by an exact hypergeometric sampler (Stadlober's HRUA, and
     inversion where the mean is < 10; float64 log-PMF ratios by Stirling's series, accurate at
     any group size; 32-bit uniforms): positives P ~ HG(M, cm_TP + cm_FN, n) by one lookup in a
     table of P's probabilities (32-bit resolution, window leaving out ≤ 2e-12 of the mass; by
@@ -179,7 +183,7 @@ def subsample(key: jax.Array, cm: Any, n: int, shape: Sequence[int] = ()) -> jax
     shape = _check_shape(shape)
     if n <= _H.SUBSAMPLE_TABLE_MAX_N:
         t = _tables(n, "hypergeom", c)
-        return _S.table_sample(key, n, *t, shape)
+        return _A.table_sample(key, n, *t, shape)
     size = int(np.prod(shape, dtype=np.int64))
     with jax.enable_x64(True):
         out = _H.subsample_cms(key, np.asarray(c, np.int64), np.int64(n), size)
@@ -200,33 +204,18 @@ _BAND = 2.0 ** -16
 #: --over-n; see experiments/notes/samplers.md.
 BTRS_ROUNDS = 1
 BTRS_POOL = 8
-#: Largest n that sample_multinomial draws from inverse-CDF tables (above: the binomial chain).
+#: Largest n that sample_multinomial draws from the alias tables (above: the binomial chain).
 MULTINOMIAL_TABLE_MAX_N = 250
 #: Rows per block of :func:`multinomial_cms` (large temporaries cost fresh pages on every call).
 MULTINOMIAL_CHUNK = 1 << 14
 #: sample_multinomial draws by table lookups (:mod:`._bintables`) from this many rows (their
-#: build costs ~8 ms per call) and above this n, where they fit; else by the inverse-CDF tables
+#: build costs ~8 ms per call) and above this n, where they fit; else by the alias tables
 #: (n ≤ MULTINOMIAL_TABLE_MAX_N) or the BTRS chain. Both chosen by
 #: experiments/bench_distributions.py --over-n (experiments/notes/samplers.md).
 MULTINOMIAL_TABLE_MIN_ROWS = 1 << 16
 MULTINOMIAL_LOOKUP_MIN_N = 32
 #: Rows per block of the lookups (small temporaries: 7 words and a few int32 per row).
 MULTINOMIAL_LOOKUP_CHUNK = 1 << 16
-
-
-def _compact(mask, pool: int):
-    """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask): the same
-    as :func:`~._sampling.compact`, its rank by ``jnp.cumsum`` (one reduce-window) instead of an
-    associative scan: slower to run (122 vs 62 µs at 2^14 slots) but ~0.5 s less to compile per
-    use (0.24 vs 0.74 s), which keeps the Dirichlet-multinomial's first call no slower than
-    before its extra compactions (experiments/notes/samplers.md).
-    """
-    size = mask.shape[0]
-    mask = lax.optimization_barrier(mask)
-    rank = jnp.cumsum(mask.astype(jnp.int32)) - 1
-    tgt = jnp.where(mask & (rank < pool), rank, pool)
-    return jnp.full((pool,), size, jnp.int32).at[tgt].set(jnp.arange(size, dtype=jnp.int32),
-                                                          mode="drop")
 
 
 def _btrs_setup(n, p, dt=jnp.float64):
@@ -329,7 +318,7 @@ def _btrs(key, n, p, size):
 
     def outer(c):
         i, done, pending, out = c
-        idx = _compact(~done, small)
+        idx = _S.compact(~done, small)
         j = jnp.minimum(idx, size - 1)
         Pj = lax.optimization_barrier(_btrs_setup(n[j], p[j]))
         wu, wv = wu0[j], wv0[j]
@@ -384,7 +373,7 @@ def _inversion_slots(key, n, p, small, size, pooled=True):
 
     def body(c):
         i, left, out = c
-        idx = _compact(left, pool)
+        idx = _S.compact(left, pool)
         j = jnp.minimum(idx, size - 1)
         live = idx < size
         x = _binomial_inversion(jax.random.fold_in(key, i), jnp.where(live, n[j], 0),
@@ -480,7 +469,7 @@ def _in_blocks(key, size: int, draw, rows=None, chunk=None):
 def _dirichlet_chain(key, n, alpha, size):
     """Dirichlet-multinomial(n, alpha) matrices int32 (size, 4): per block of
     :data:`MULTINOMIAL_CHUNK` rows (a key per block), p ~ Dirichlet(alpha) as unnormalised
-    float32 columns (:func:`_dirichlet_cols`), then the two binomial stages of
+    float32 columns (:func:`~._gammas.dirichlet_cols`), then the two binomial stages of
     :func:`multinomial_cms` on p_TP + p_FN = (e₀ + e₁)/Σe, e₀/(e₀ + e₁) and e₂/(e₂ + e₃)
     (float64 from the float32 e; temporaries stay small)."""
     with jax.enable_x64(True):
@@ -488,7 +477,7 @@ def _dirichlet_chain(key, n, alpha, size):
 
         def block(k, m):
             k0, k1 = jax.random.split(k)
-            e = _dirichlet_cols(k0, alpha, m).astype(jnp.float64)
+            e = _G.dirichlet_cols(k0, alpha, m).astype(jnp.float64)
             spos, sneg = e[0] + e[1], e[2] + e[3]
             return _multinomial_stages(k1, n, spos / (spos + sneg), _share(e[0], spos),
                                        _share(e[2], sneg), m)
@@ -518,114 +507,6 @@ def _multinomial_stages(key, n, spos, qa, qb, size, pooled=True):
     return _S.stack_cells(tp, pos - tp, fp, n - pos - fp)
 
 
-# ------------------------------------------------------------------ Dirichlet probabilities
-
-
-#: Rows whose four gammas are not all accepted (one candidate each: 5-18 % of rows, e.g. 5.6 %
-#: at α = (4.5, 1.5, 2.5, 3.5), 10 % at (0.5, 0.5, 0.5, 0.5), 18 % at (1, 1, 1, 1)) are made up
-#: by size // GAMMA_EXTRA + 64 extra rows drawn up front; the rare shortfall is filled from
-#: pools of size // GAMMA_POOL + 64 rows.
-GAMMA_EXTRA = 4
-GAMMA_POOL = 8
-
-
-def _cos_sin_turn(w):
-    """cos 2πt and sin 2πt (float32) for t = ⌊w / 2^8⌋ / 2^24, a uint32 word's top 24 bits.
-
-    The top two bits pick the quadrant (an exact rotation by q · 90°), the next 22 the angle
-    ψ ∈ [0, π/2) inside it, where Taylor polynomials of degree 11 (sin) and 12 (cos) truncate at
-    < 4e-8; with float32 rounding within 2.1e-7 of cos/sin (tested). XLA:CPU's float32 sin/cos
-    cost ~3x more per element here (experiments/notes/samplers.md).
-    """
-    f32 = jnp.float32
-    q = w >> 30
-    psi = ((w >> 8) & jnp.uint32(0x3FFFFF)).astype(f32) * f32(np.pi / 2 * 2.0**-22)
-    z = psi * psi
-    s = psi * (1 + z * (f32(-1 / 6) + z * (f32(1 / 120) + z * (f32(-1 / 5040) + z * (
-        f32(1 / 362880) + z * f32(-1 / 39916800))))))
-    c = 1 + z * (f32(-1 / 2) + z * (f32(1 / 24) + z * (f32(-1 / 720) + z * (f32(1 / 40320) + z * (
-        f32(-1 / 3628800) + z * f32(1 / 479001600))))))
-    cos = jnp.where(q == 0, c, jnp.where(q == 1, -s, jnp.where(q == 2, -c, s)))
-    sin = jnp.where(q == 0, s, jnp.where(q == 1, c, jnp.where(q == 2, -s, -c)))
-    return cos, sin
-
-
-def _gamma_cols(key, alpha: tuple, m: int):
-    """log Gamma(α_c) for c = 0..3 as columns (4, m) (float32), and whether each row is accepted.
-
-    Marsaglia–Tsang ("A simple method for generating gamma variables", 2000) for α + 1 where
-    α < 1 (boosted by log U / α), else α: d = α − 1/3, c = 1/√(9d), x ~ N(0, 1), v = (1 + cx)³,
-    accept when 1 + cx > 0 and (u < 1 − 0.0331 x⁴ or log u < x²/2 + d(1 − v + log v)); the
-    value is d v. One candidate per gamma; the four normals of a row are the two Box–Muller
-    pairs (r cos θ, r sin θ) of two (u₁, θ) word pairs (u₁ has 32 bits and a floor of 2^-33, so
-    |x| ≤ 6.7: the tail beyond, 2e-11 of the mass, is not drawn): 8 words per row (12 with a
-    boost). A row is accepted when its four candidates are. Columns, and the words drawn flat
-    then reshaped: XLA:CPU's generator and arithmetic on a minor axis of 4 cost ~3x more
-    (experiments/notes/samplers.md).
-    """
-    f32 = jnp.float32
-    a = np.asarray(alpha, np.float64)
-    boost = a < 1
-    d = np.where(boost, a + 1, a) - 1 / 3
-    c = 1 / np.sqrt(9 * d)
-    nw = 12 if boost.any() else 8  # the last four: the boosts' U
-    w = _S.random_bits(key, (nw * m,)).reshape(nw, m)
-    u1 = w[0:2].astype(f32) * f32(2.0**-32) + f32(2.0**-33)
-    cos, sin = _cos_sin_turn(w[2:4])
-    r = jnp.sqrt(f32(-2) * jnp.log(u1))
-    x = jnp.concatenate([r * cos, r * sin])  # (4, m): four independent normals per row
-    dd, cc = jnp.asarray(d, f32)[:, None], jnp.asarray(c, f32)[:, None]
-    u = ((w[4:8] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
-    t = f32(1) + cc * x
-    logv = f32(3) * jnp.log(jnp.where(t > 0, t, f32(1)))
-    v = t * t * t
-    x2 = x * x
-    ok = (t > 0) & ((u < f32(1) - f32(0.0331) * x2 * x2)
-                    | (jnp.log(u) < f32(0.5) * x2 + dd * (f32(1) - v + logv)))
-    lg = jnp.log(dd) + logv
-    if boost.any():
-        u3 = ((w[8:12] >> 8).astype(f32) + f32(0.5)) * f32(2.0**-24)
-        lg = lg + jnp.where(jnp.asarray(boost)[:, None], jnp.log(u3) / jnp.asarray(a, f32)[:, None],
-                            f32(0))
-    return lg, jnp.all(ok, axis=0)
-
-
-def _dirichlet_cols(key, alpha: tuple, size: int):
-    """Unnormalised Dirichlet(alpha) columns e (4, size), float32, max 1 per row: p = e / Σ e.
-
-    Log gammas from :func:`_gamma_cols` on size + size // GAMMA_EXTRA + 64 rows; the first
-    ``size`` accepted rows (all four gammas accepted) are kept, in order (one compaction). Slots
-    left without one (rare: more rows rejected than the extra rows) are filled from pools of
-    size // GAMMA_POOL + 64 fresh rows until none is left. Which row fills which slot depends
-    only on which rows were accepted, so the kept rows are independent with Marsaglia–Tsang's
-    law (float32 arithmetic: ~1e-7 relative in the acceptance bounds). Normalised in log space
-    (e = exp(lg − max lg)), so that tiny α do not underflow to 0/0.
-    """
-    rows = size + size // GAMMA_EXTRA + 64
-    lg, ok = _gamma_cols(jax.random.fold_in(key, 0), alpha, rows)
-    take = _compact(ok, size)
-    lg = lg[:, jnp.minimum(take, rows - 1)]
-    ok = take < rows
-    pool = min(size, size // GAMMA_POOL + 64)
-
-    def redraw(c):
-        i, lg, ok = c
-        idx = _compact(~ok, pool)
-        fresh, fok = _gamma_cols(jax.random.fold_in(key, i), alpha, pool)
-        return i + 1, lg.at[:, idx].set(fresh, mode="drop"), ok.at[idx].set(fok, mode="drop")
-
-    _, lg, _ = lax.while_loop(lambda c: jnp.any(~c[2]), redraw, (jnp.int32(1), lg, ok))
-    return jnp.exp(lg - jnp.max(lg, axis=0, keepdims=True))
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def dirichlet(key: jax.Array, alpha: tuple, size: int) -> jax.Array:
-    """p ~ Dirichlet(alpha), float32 (size, 4), from four gammas per row (:func:`_dirichlet_cols`:
-    Marsaglia–Tsang, rows with a rejected gamma redrawn whole, normalised in log space)."""
-    e = _dirichlet_cols(key, alpha, size)
-    return (e / jnp.sum(e, axis=0, keepdims=True)).T
-
-
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
 _TABLE_CACHE_SIZE = 16
 _TABLE_CACHE: dict = {}
@@ -637,7 +518,7 @@ def _tables(n: int, kind: str, params: tuple) -> tuple[jax.Array, ...]:
     if hit is None:
         if len(_TABLE_CACHE) > _TABLE_CACHE_SIZE:
             _TABLE_CACHE.clear()
-        hit = tuple(np.asarray(t) for t in _S.conditional_tables(n, kind, params))
+        hit = tuple(np.asarray(t) for t in _A.conditional_tables(n, kind, params))
         _TABLE_CACHE[k] = hit
     return hit
 
