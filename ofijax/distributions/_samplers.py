@@ -14,7 +14,6 @@ Monte Carlo block.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 from jax import lax
 
 from ofijax import _validation as _v
+from ofijax._jaxcache import aot_jit
 from ofijax.metrics import ofi as _ofi
 
 from . import _alias as _A
@@ -66,13 +66,16 @@ def sample_uniform(key: jax.Array, n: int, shape: Sequence[int] = ()) -> jax.Arr
     return _S.uniform_cms(key, n, _check_shape(shape))
 
 
-@functools.partial(jax.jit, static_argnums=(3, 4))
-def _binomial_chain(key, n, p, shape, tables):
+def _binomial_chain_fn(key, n, p, shape, tables):
     """:func:`binomial_chain_core`, jitted: n is an argument, so every n shares one program (one
     per ``tables``). Call it under ``jax.enable_x64(True)`` with float64 ``p`` to keep the
-    probabilities' 53 bits.
+    probabilities' 53 bits. Its executable is kept on disk (:func:`~ofijax._jaxcache.aot_jit`).
     """
     return binomial_chain_core(key, n, p, shape, tables)
+
+
+_binomial_chain = aot_jit(_binomial_chain_fn, name="ofijax.distributions.binomial_chain",
+                          static_argnums=(3, 4))
 
 
 def binomial_chain_core(key, n, p, shape, tables=False):
@@ -465,8 +468,7 @@ def _in_blocks(key, size: int, draw, rows=None, chunk=None):
     return out.reshape(-1, 4)[:size]
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3))
-def _dirichlet_chain(key, n, alpha, size):
+def _dirichlet_chain_fn(key, n, alpha, size):
     """Dirichlet-multinomial(n, alpha) matrices int32 (size, 4): per block of
     :data:`MULTINOMIAL_CHUNK` rows (a key per block), p ~ Dirichlet(alpha) as unnormalised
     float32 columns (:func:`~._gammas.dirichlet_cols`), then the two binomial stages of
@@ -483,6 +485,10 @@ def _dirichlet_chain(key, n, alpha, size):
                                        _share(e[2], sneg), m)
 
         return _in_blocks(key, size, block)
+
+
+_dirichlet_chain = aot_jit(_dirichlet_chain_fn, name="ofijax.distributions.dirichlet_chain",
+                           static_argnums=(2, 3))
 
 
 def _share(x, total):
