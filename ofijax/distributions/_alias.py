@@ -105,17 +105,17 @@ def _log_falling(top: int, n: int) -> np.ndarray:
     return np.where(np.arange(n + 1) <= top, out, -np.inf)
 
 
-def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
-    """PMF table (n + 1, n + 1), float64: row m is the law of the next cell given m draws
-    remain."""
-    m = np.arange(n + 1, dtype=np.float64)[:, None]
-    k = np.arange(n + 1, dtype=np.float64)[None, :]
-    valid = k <= m
-    km = np.where(valid, m - k, 0.0)
-    lf = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
-    mi = np.arange(n + 1)[:, None]
+def _stage_table(n: int, kind: str, params: tuple, rows=None) -> np.ndarray:
+    """PMF table (len(rows), n + 1), float64: row m is the law of the next cell given m draws
+    remain (``rows`` default 0..n; TP's stage needs only m = n)."""
+    mi = (np.arange(n + 1) if rows is None else np.asarray(rows))[:, None]
     ki = np.arange(n + 1)[None, :]
-    logc = lf[mi] - lf[ki] - lf[np.where(ki <= mi, mi - ki, 0)]
+    m, k = mi.astype(np.float64), ki.astype(np.float64)
+    valid = ki <= mi
+    rest = np.where(valid, mi - ki, 0)
+    km = rest.astype(np.float64)
+    lf = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
+    logc = lf[mi] - lf[ki] - lf[rest]
     if kind == "binomial":
         (p,) = params
         if p <= 0.0:
@@ -130,12 +130,11 @@ def _stage_table(n: int, kind: str, params: tuple) -> np.ndarray:
             logpmf = np.where(k == m, 0.0, -np.inf)
         else:
             ra, rb, rab = (_log_rising(x, n) for x in (a, b, a + b))
-            logpmf = logc + ra[ki] + rb[np.where(ki <= mi, mi - ki, 0)] - rab[mi]
+            logpmf = logc + ra[ki] + rb[rest] - rab[mi]
     elif kind == "hypergeom":
         total, good = params  # population size and successes in it
         bad = total - good
         lg, lb, lt = (_log_falling(c, n) for c in (good, bad, total))
-        rest = np.where(ki <= mi, mi - ki, 0)
         with np.errstate(invalid="ignore"):
             logpmf = logc + lg[ki] + lb[rest] - lt[mi]
         logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
@@ -171,7 +170,7 @@ def conditional_tables(n: int, kind: str, params: tuple) -> tuple[np.ndarray, ..
         ]
     else:  # pragma: no cover - internal
         raise AssertionError(kind)
-    first = _stage_table(n, *stages[0])[n:]  # only the row m = n is needed for TP
+    first = _stage_table(n, *stages[0], rows=[n])  # only the row m = n is needed for TP
     return tuple(alias_rows(t) for t in (first, _stage_table(n, *stages[1]),
                                          _stage_table(n, *stages[2])))
 
