@@ -107,3 +107,42 @@ def test_dirichlet_multinomial_of_huge_concentrations():
     cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(8), 10, a, (1 << 15,)))
     p = np.asarray(a) / sum(a)
     chi2_check(cms, 10, lambda x: float(stats.multinomial(10, p).pmf(x)))
+
+
+@pytest.mark.parametrize("W", [1, 2, 7, 1000, 1 << 18])
+def test_alias_flat_encodes_its_pmf(W):
+    """One long row by the closed-form sweep: random PMFs (Dirichlet with zeros, a point mass,
+    exactly uniform) within (1 + its alias columns) · 2^-33 / W plus the running sums' drift;
+    a value of probability 0 is never drawn."""
+    rng = np.random.default_rng(W)
+    point = np.zeros(W)
+    point[W // 2] = 1
+    rows = [rng.dirichlet(np.full(W, 0.3)), np.full(W, 1 / W), point]
+    half = rng.dirichlet(np.full(W, 2.0)) * (np.arange(W) % 3 != 1)
+    rows.append(half / half.sum() if half.sum() > 0 else rows[1])
+    for pmf in rows:
+        tab = A.alias_flat(pmf)
+        assert tab.shape == (W, 2) and tab.dtype == np.int32
+        assert ((tab[:, 1] >= 0) & (tab[:, 1] < W)).all()
+        law, hits = _law(tab[None])
+        assert (np.abs(law[0] - pmf) <= hits[0] * 2.0**-33 / W + 1e-14).all()
+        assert (law[0][pmf == 0] == 0).all()
+
+
+def test_betabinomial_table_against_scipy():
+    """The positives' table of the Dirichlet-multinomial above 2048: BetaBinomial(n, a, b) on
+    0..n (scipy.stats.betabinom), zero on the padding up to the power of two; its draws
+    (top bits of one word, the threshold word) by chi-square."""
+    n, a, b = 5000, 6.0, 6.0
+    tab = A.betabinomial_table(n, a, b)
+    assert tab.shape == (8192, 2)
+    law = _law(tab[None])[0][0]
+    ref = stats.betabinom(n, a, b).pmf(np.arange(n + 1))
+    assert np.abs(law[: n + 1] - ref).max() < 1e-12 and (law[n + 1:] == 0).all()
+    w = jax.random.bits(jax.random.key(3), (2, 1 << 18), np.uint32)
+    x = np.asarray(A.pow2_draw(jax.numpy.asarray(tab), w))
+    assert x.min() >= 0 and x.max() <= n
+    bins = np.searchsorted(np.cumsum(ref), np.linspace(0, 1, 65)[1:-1])  # ~64 equal-mass bins
+    pmf = np.diff(np.concatenate([[0.0], np.cumsum(ref)[bins], [1.0]]))
+    obs = np.bincount(np.searchsorted(bins, x, side="left"), minlength=len(pmf))
+    assert _chi2_pvalue(obs, pmf, len(x)) > 1e-5

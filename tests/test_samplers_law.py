@@ -18,6 +18,7 @@ from scipy import stats
 from test_samplers_speed import _chi2_pvalue  # one goodness-of-fit helper
 
 from ofijax import distributions as D
+from ofijax.distributions import _alias as A
 from ofijax.distributions import _gammas as G
 from ofijax.distributions import _samplers as S
 from ofijax.distributions import _sampling as SS
@@ -316,3 +317,41 @@ def test_small_window_table_law(monkeypatch):
     k = np.arange(n + 1)
     pmf = (stats.binom.pmf(k, n, 0.5)[:, None] * stats.binom.pmf(k[None, :], k[:, None], 0.8)).ravel()
     assert _chi2_pvalue(np.bincount(pos * (n + 1) + tp, minlength=(n + 1) ** 2), pmf, rows) > 1e-4
+
+
+def _dm_table_chain(key, n, alpha=SMALL_ALPHA, rows=DM_ROWS):
+    """The Dirichlet-multinomial with the positives' alias table (the public path for non-integer
+    α at 2048 < n ≤ DM_POSITIVES_TABLE_MAX_N), called directly at any n."""
+    a = tuple(map(float, alpha))
+    table = A.betabinomial_table(n, a[0] + a[1], a[2] + a[3])
+    with jax.enable_x64(True):
+        return np.asarray(S._dirichlet_table_chain(key, np.int32(n), table, a, rows))
+
+
+def test_dirichlet_table_chain_whole_law_small_n():
+    """Every matrix of M(40) against scipy.stats.dirichlet_multinomial (chi-square) with the
+    positives drawn from their beta-binomial table and TP | P, FP | n − P by the binomials."""
+    n = 40
+    cms = _dm_table_chain(jax.random.key(21), n)
+    assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
+    grid = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
+                     for c in range(n + 1 - a - b)])
+    pmf = stats.dirichlet_multinomial.pmf(grid, SMALL_ALPHA, n)
+    rank = {tuple(r): i for i, r in enumerate(grid.tolist())}
+    obs = np.bincount([rank[tuple(r)] for r in cms.tolist()], minlength=len(grid))
+    assert _chi2_pvalue(obs, pmf, DM_ROWS) > 1e-4
+
+
+def test_dirichlet_table_chain_marginals_are_beta_binomial():
+    """n = 3000 through the public function (non-integer α: the table path): each cell ~
+    BetaBinomial(n, α_c, α₀ − α_c) and FN | TP = 0 ~ BetaBinomial(n, α_FN, α_FP + α_TN)."""
+    n = 3000
+    assert A.TABLE_MAX_N < n <= S.DM_POSITIVES_TABLE_MAX_N
+    cms = np.asarray(D.sample_dirichlet_multinomial(jax.random.key(22), n, SMALL_ALPHA, (DM_ROWS,)))
+    assert np.array_equal(cms, _dm_table_chain(jax.random.key(22), n))  # the same program
+    a = np.asarray(SMALL_ALPHA)
+    for c in range(4):
+        assert _binned_pvalue(cms[:, c], stats.betabinom(n, a[c], a.sum() - a[c])) > 1e-4, c
+    fn = cms[cms[:, 0] == 0, 1]
+    assert len(fn) > 1000
+    assert _binned_pvalue(fn, stats.betabinom(n, a[1], a[2] + a[3])) > 1e-4

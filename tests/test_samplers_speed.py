@@ -38,6 +38,17 @@ def binomial_fn():
     return jax.jit(S.binomial, static_argnums=(3,))
 
 
+def test_binomial_overflow_pools(monkeypatch):
+    """A first BTRS pool of 64 slots (BTRS_POOL patched): nearly all rejected slots finish in
+    the smaller pools after it (BTRS_POOL_LAST, several rounds); the law still matches scipy."""
+    monkeypatch.setattr(S, "BTRS_POOL", 1 << 20)
+    fn = jax.jit(S.binomial, static_argnums=(3,))  # traced with the patch
+    for n, p in ((200, 0.3), (100_000, 0.25)):
+        x = np.asarray(fn(jax.random.key(n), np.full(DRAWS, n, np.int32), np.full(DRAWS, p), DRAWS))
+        obs = np.bincount(x, minlength=n + 1)
+        assert _chi2_pvalue(obs, stats.binom.pmf(np.arange(n + 1), n, p), DRAWS) > 1e-4, n
+
+
 @pytest.mark.parametrize(
     "n,p",
     [(30, 0.4), (25, 0.45), (1000, 0.02), (5000, 0.001), (40, 0.9), (12, 0.5), (3, 0.999),

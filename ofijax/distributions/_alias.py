@@ -22,7 +22,8 @@ import numpy as np
 
 from ._sampling import random_bits, stack_cells, uniform_below
 
-__all__ = ["TABLE_MAX_N", "alias_rows", "conditional_tables", "table_sample"]
+__all__ = ["TABLE_MAX_N", "alias_flat", "alias_rows", "betabinomial_table", "conditional_tables",
+           "pow2_draw", "table_sample"]
 
 #: Largest n for the conditional alias tables ((n + 1)² pairs of int32 per stage).
 TABLE_MAX_N = 2048
@@ -87,6 +88,68 @@ def alias_rows(pmf: np.ndarray) -> np.ndarray:
     out[..., 0] = thr.astype(np.uint32).view(np.int32).reshape(R, W)
     out[..., 1] = alias.astype(np.int32).reshape(R, W)
     return out
+
+
+def alias_flat(pmf: np.ndarray) -> np.ndarray:
+    """Walker alias table of one long PMF (W,) (summing to 1; zeros allowed): int32 (W, 2) as
+    :func:`alias_rows`, built without a loop over the columns (Vose's lockstep steps one column
+    at a time; here W is up to 2^18).
+
+    The sweep of Hübschle-Schneider & Sanders ("Parallel weighted random sampling", 2019) in
+    closed form: with q = W p, the small columns s₁ < s₂ < … (q < 1) in order need deficits
+    1 − q, the large ones l₁ < l₂ < … (q ≥ 1) offer surpluses q − 1; D and S their running sums
+    (float128 where the platform has it, so the drift stays at the 2^-32 level at W = 2^20).
+    Small column i takes t = q and as alias the large column j with S_{j−1} ≤ D_{i−1} < S_j (the
+    one serving the sweep when it reaches i). Large column j is used up at S_j: inside the
+    deficit of the small column i with D_{i−1} < S_j ≤ D_i, it keeps 1 − (D_i − S_j) and takes
+    l_{j+1} as alias (the sweep's step where a large column turns small); the last one keeps the
+    rest (q ≈ 1). Tested against the PMF (each probability within (1 + its alias columns) ·
+    2^-33 / W plus the sums' drift).
+    """
+    p = np.asarray(pmf, np.float64)
+    W = p.size
+    q = p * W
+    thr = np.full(W, 2**32 - 1, np.uint64)
+    alias = np.arange(W, dtype=np.int64)
+    light = np.flatnonzero(q < 1)
+    heavy = np.flatnonzero(q >= 1)
+    if light.size and heavy.size:
+        d = 1 - q[light].astype(np.longdouble)
+        D = np.cumsum(d)
+        S = np.cumsum(q[heavy].astype(np.longdouble) - 1)
+        start = np.concatenate([np.zeros(1, D.dtype), D[:-1]])  # D_{i−1}
+        j = np.minimum(np.searchsorted(S, start, side="right"), heavy.size - 1)
+        thr[light] = np.clip(np.floor(q[light] * 2.0**32 + 0.5), 0, 2**32 - 1)
+        alias[light] = heavy[j]
+        i = np.searchsorted(D, S[:-1], side="left")  # large columns used up inside deficit i
+        used = np.flatnonzero(i < light.size)
+        keep = (1 - (D[i[used]] - S[used])).astype(np.float64)
+        thr[heavy[used]] = np.clip(np.floor(keep * 2.0**32 + 0.5), 0, 2**32 - 1)
+        alias[heavy[used]] = heavy[used + 1]
+    out = np.empty((W, 2), np.int32)
+    out[:, 0] = thr.astype(np.uint32).view(np.int32)
+    out[:, 1] = alias.astype(np.int32)
+    return out
+
+
+def betabinomial_table(n: int, a: float, b: float) -> np.ndarray:
+    """Alias table (:func:`alias_flat`) of BetaBinomial(n, a, b) on 0 … n, padded with zero
+    columns to W = 2^⌈log2(n + 1)⌉ so that a draw's column is the top bits of one word
+    (:func:`pow2_draw`); int32 (W, 2). The PMF as in :func:`conditional_tables` (float64 sums of
+    logs, no lgamma differences)."""
+    pmf = _stage_table(n, "betabinomial", (float(a), float(b)), rows=[n])[0]
+    W = 1 << max(1, math.ceil(math.log2(n + 1)))
+    return alias_flat(np.concatenate([pmf, np.zeros(W - n - 1)]))
+
+
+def pow2_draw(table: jax.Array, w: jax.Array) -> jax.Array:
+    """Draws from an alias table of W = 2^b columns (b ≥ 1) for uint32 words ``w`` (2, ...):
+    column = the top b bits of w[0] (exactly uniform), kept when w[1] < its threshold, else its
+    alias. int32 (...)."""
+    b = table.shape[0].bit_length() - 1
+    col = (w[0] >> (32 - b)).astype(jnp.int32)
+    e = table[col]
+    return jnp.where(w[1] < jax.lax.bitcast_convert_type(e[..., 0], jnp.uint32), col, e[..., 1])
 
 
 def _log_rising(a: float, n: int) -> np.ndarray:

@@ -129,7 +129,9 @@ def sample_dirichlet_multinomial(
     beta-binomials: TP ~ BB(n, α_TP, α_FN + α_FP + α_TN), FN | TP ~ BB(n − TP, α_FN, α_FP + α_TN),
     FP | TP, FN ~ BB(rest, α_FP, α_TN) (alias tables for n ≤ 2048, :mod:`._alias`; above, in
     blocks of 2^14 rows, p ~ Dirichlet in float32 by :func:`~._gammas.dirichlet_cols`, then the
-    exact binomial stages of :func:`multinomial_cms`). Integer α ≥ 1 with Σα ≤ 16 take stars
+    exact binomial stages of :func:`multinomial_cms`, the positives TP + FN ~
+    BB(n, α_TP + α_FN, α_FP + α_TN) by one lookup in an alias table of n + 1 values up to
+    n = 2^21 − 1, :func:`~._alias.betabinomial_table`). Integer α ≥ 1 with Σα ≤ 16 take stars
     and bars above n = 255 (:func:`~._sampling.dirichlet_bars`: Σα − 1 exact uniform positions
     per matrix, ~3x NumPy).
     alpha = (1, 1, 1, 1) is the uniform distribution on M(n).
@@ -149,7 +151,12 @@ def sample_dirichlet_multinomial(
     if n > _A.TABLE_MAX_N:
         size = int(np.prod(shape, dtype=np.int64))
         with jax.enable_x64(True):
-            return _dirichlet_chain(key, np.int32(n), a, size).reshape(tuple(shape) + (4,))
+            if n <= DM_POSITIVES_TABLE_MAX_N:
+                t = _tables(n, "dirichlet_positives", a)[0]
+                out = _dirichlet_table_chain(key, np.int32(n), t, a, size)
+            else:
+                out = _dirichlet_chain(key, np.int32(n), a, size)
+        return out.reshape(tuple(shape) + (4,))
     t = _tables(n, "dirichlet", a)
     return _A.table_sample(key, n, *t, shape)
 
@@ -202,11 +209,15 @@ BTRS_MIN_MEAN = 10.0
 #: each term is a few correctly rounded float32 operations (relative error ≤ ~10 · 2^-24), so the
 #: band holds the float32 error with a 25x margin; candidates inside it are tested in float64.
 _BAND = 2.0 ** -16
-#: Vectorized BTRS rounds before the leftovers are compacted, and the leftover pool
-#: (size // BTRS_POOL + 64 slots per compaction): chosen by experiments/bench_distributions.py
-#: --over-n; see experiments/notes/samplers.md.
+#: Vectorized BTRS rounds before the leftovers are compacted, and the first leftover pool
+#: (size // BTRS_POOL + 64 slots, rounded up to a multiple of 64): chosen by
+#: experiments/bench_distributions.py --over-n; see experiments/notes/samplers.md (7 holds the
+#: ~12-14 % left at n·p ~ 1e3 in one pool, where 8 overflowed into a second full pass).
 BTRS_ROUNDS = 1
-BTRS_POOL = 8
+BTRS_POOL = 7
+#: Slots the first pool could not hold (n·p ≲ 2000: more rejections) go to pools of
+#: size // BTRS_POOL_LAST + 64, as many as needed (experiments/notes/samplers.md, round 5).
+BTRS_POOL_LAST = 64
 #: Largest n that sample_multinomial draws from the alias tables (above: the binomial chain).
 MULTINOMIAL_TABLE_MAX_N = 250
 #: Rows per block of :func:`multinomial_cms` (large temporaries cost fresh pages on every call).
@@ -292,10 +303,11 @@ def _btrs(key, n, p, size):
     full test in float32 outside an error band, its constants log α, L₀ and the tails in float32
     too: :func:`_btrs_setup`); the first accepted one is the draw, exactly as the sequential
     algorithm. Slots left over (all rejected, or a candidate inside the band) are compacted into
-    a pool, whose constants are recomputed in float64, and finished in float64: first the
-    undecided candidate, then fresh ones until accepted. Which slot gets which fresh candidate depends only on which slots are
-    left, so the law is exactly BTRS's (float64 rounding aside: relative error of each
-    probability ~1e-10; uniforms have 32 bits).
+    a pool (:data:`BTRS_POOL`; any it cannot hold into smaller pools, :data:`BTRS_POOL_LAST`,
+    as many as needed), whose constants are recomputed in float64, and finished in float64:
+    first the undecided candidate, then fresh ones until accepted. Which slot gets which fresh
+    candidate depends only on which slots are left, so the law is exactly BTRS's (float64
+    rounding aside: relative error of each probability ~1e-10; uniforms have 32 bits).
     """
     n, p = jnp.broadcast_to(n, (size,)), jnp.broadcast_to(p, (size,))
     P = lax.optimization_barrier(_btrs_setup(n, p, jnp.float32))
@@ -317,9 +329,7 @@ def _btrs(key, n, p, size):
         wv0 = jnp.where(live & und, w[i, 1], wv0)
         done, pending = done | (live & acc), pending | (live & und)
         done, pending, out, wu0, wv0 = lax.optimization_barrier((done, pending, out, wu0, wv0))
-    small = size // BTRS_POOL + 64
-
-    def outer(c):
+    def outer(c, small):
         i, done, pending, out = c
         idx = _S.compact(~done, small)
         j = jnp.minimum(idx, size - 1)
@@ -338,7 +348,15 @@ def _btrs(key, n, p, size):
         pending = pending.at[idx].set(False, mode="drop")
         return i + 1, done, pending, out.at[idx].set(val, mode="drop")
 
-    return lax.while_loop(lambda c: jnp.any(~c[1]), outer, (jnp.int32(1), done, pending, out))[3]
+    c = outer((jnp.int32(1), done, pending, out), _pool_size(size, BTRS_POOL))
+    last = _pool_size(size, BTRS_POOL_LAST)
+    return lax.while_loop(lambda c: jnp.any(~c[1]), lambda c: outer(c, last), c)[3]
+
+
+def _pool_size(size: int, divisor: int) -> int:
+    """size // divisor + 64 rounded up to a multiple of 64 (at most size): odd pool lengths
+    measured up to 1.6x slower per slot (experiments/notes/samplers.md, round 5)."""
+    return min(size, -(-(size // divisor + 64) // 64) * 64)
 
 
 def _binomial_inversion(key, n, p, size):
@@ -468,12 +486,19 @@ def _in_blocks(key, size: int, draw, rows=None, chunk=None):
     return out.reshape(-1, 4)[:size]
 
 
-def _dirichlet_chain_fn(key, n, alpha, size):
+def _dirichlet_chain_fn(key, n, alpha, size, positives=None):
     """Dirichlet-multinomial(n, alpha) matrices int32 (size, 4): per block of
     :data:`MULTINOMIAL_CHUNK` rows (a key per block), p ~ Dirichlet(alpha) as unnormalised
     float32 columns (:func:`~._gammas.dirichlet_cols`), then the two binomial stages of
     :func:`multinomial_cms` on p_TP + p_FN = (e₀ + e₁)/Σe, e₀/(e₀ + e₁) and e₂/(e₂ + e₃)
-    (float64 from the float32 e; temporaries stay small)."""
+    (float64 from the float32 e; temporaries stay small).
+
+    With ``positives`` (the alias table of P = TP + FN ~ BetaBinomial(n, α_TP + α_FN,
+    α_FP + α_TN), :func:`~._alias.betabinomial_table`) P is one lookup (two words) instead of a
+    binomial stage: the Dirichlet's group total p_TP + p_FN is independent of the shares
+    e₀/(e₀ + e₁) and e₂/(e₂ + e₃) (neutrality), and Bin(n, ·) mixed over its Beta law is that
+    beta-binomial; TP | P ~ Bin(P, e₀/(e₀ + e₁)), FP | P ~ Bin(n − P, e₂/(e₂ + e₃)) as before.
+    """
     with jax.enable_x64(True):
         n = jnp.asarray(n, jnp.int32)
 
@@ -481,14 +506,29 @@ def _dirichlet_chain_fn(key, n, alpha, size):
             k0, k1 = jax.random.split(k)
             e = _G.dirichlet_cols(k0, alpha, m).astype(jnp.float64)
             spos, sneg = e[0] + e[1], e[2] + e[3]
-            return _multinomial_stages(k1, n, spos / (spos + sneg), _share(e[0], spos),
-                                       _share(e[2], sneg), m)
+            if positives is None:
+                return _multinomial_stages(k1, n, spos / (spos + sneg), _share(e[0], spos),
+                                           _share(e[2], sneg), m)
+            k1, k2 = jax.random.split(k1)
+            pos = lax.optimization_barrier(_A.pow2_draw(positives, _S.random_bits(k2, (2, m))))
+            return _split_stages(k1, n, pos, _share(e[0], spos), _share(e[2], sneg), m)
 
         return _in_blocks(key, size, block)
 
 
 _dirichlet_chain = aot_jit(_dirichlet_chain_fn, name="ofijax.distributions.dirichlet_chain",
                            static_argnums=(2, 3))
+
+
+def _dirichlet_table_chain_fn(key, n, positives, alpha, size):
+    """:func:`_dirichlet_chain_fn` with the positives' alias table (an operand: one program per
+    table width, a power of two)."""
+    return _dirichlet_chain_fn(key, n, alpha, size, positives)
+
+
+_dirichlet_table_chain = aot_jit(_dirichlet_table_chain_fn,
+                                 name="ofijax.distributions.dirichlet_table_chain",
+                                 static_argnums=(3, 4))
 
 
 def _share(x, total):
@@ -507,12 +547,24 @@ def _multinomial_stages(key, n, spos, qa, qb, size, pooled=True):
     (``pooled``: per-row probabilities, see :func:`binomial`)."""
     k0, k1 = jax.random.split(key)
     pos = binomial(k0, n, spos, size, pooled)
+    return _split_stages(k1, n, pos, qa, qb, size, pooled)
+
+
+def _split_stages(key, n, pos, qa, qb, size, pooled=True):
+    """TP | P ~ Bin(P, qa) and FP | n − P ~ Bin(n − P, qb) in one :func:`binomial` call of
+    2 · size slots; the matrices int32 (size, 4)."""
     q = jnp.concatenate([jnp.broadcast_to(qa, (size,)), jnp.broadcast_to(qb, (size,))])
-    two = binomial(k1, jnp.concatenate([pos, n - pos]), q, 2 * size, pooled)
+    two = binomial(key, jnp.concatenate([pos, n - pos]), q, 2 * size, pooled)
     tp, fp = two[:size], two[size:]
     return _S.stack_cells(tp, pos - tp, fp, n - pos - fp)
 
 
+#: Largest n whose Dirichlet-multinomial (above the alias tables, non-integer α) draws its
+#: positives from one alias table of n + 1 values (:func:`~._alias.betabinomial_table`, 2 MB at
+#: 2^18; built in ~0.05 s, kept in the table cache) instead of a binomial stage; above, the
+#: table's random reads leave the caches and the binomial stage measured faster
+#: (experiments/notes/samplers.md, round 5).
+DM_POSITIVES_TABLE_MAX_N = (1 << 21) - 1
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
 _TABLE_CACHE_SIZE = 16
 _TABLE_CACHE: dict = {}
@@ -524,7 +576,10 @@ def _tables(n: int, kind: str, params: tuple) -> tuple[jax.Array, ...]:
     if hit is None:
         if len(_TABLE_CACHE) > _TABLE_CACHE_SIZE:
             _TABLE_CACHE.clear()
-        hit = tuple(np.asarray(t) for t in _A.conditional_tables(n, kind, params))
+        if kind == "dirichlet_positives":
+            hit = (_A.betabinomial_table(n, params[0] + params[1], params[2] + params[3]),)
+        else:
+            hit = tuple(np.asarray(t) for t in _A.conditional_tables(n, kind, params))
         _TABLE_CACHE[k] = hit
     return hit
 
