@@ -44,8 +44,10 @@ HG_MAX_N = 2**53 - 1
 #: 93–128 ms here (NumPy 74–80 ms); building them costs 0.44 s at n = 1000 and 3 s at n = 2048
 #: per (group, n), hence the switch at 1000 (experiments/notes/samplers.md).
 SUBSAMPLE_TABLE_MAX_N = 1000
-#: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call).
-SUBSAMPLE_CHUNK = 1 << 14
+#: Rows per block of :func:`subsample_cms` (large temporaries cost fresh pages on every call;
+#: 2^16 measured 7-15 % faster than 2^14 per 2^20 pairs at n = 1e4 … 1e6, 2^17 no better:
+#: experiments/notes/samplers.md, round 5).
+SUBSAMPLE_CHUNK = 1 << 16
 
 def _tail(k):
     """s(k) (Stirling's remainder of log k!) for float64 whole k ≥ 0: the table
@@ -224,7 +226,8 @@ def _hrua(key, N, M, s, size):
     One candidate per slot is drawn and decided at once (:func:`_decide`; HRUA accepts 62–73 %
     of its candidates); the slots left are compacted into a pool of size // :data:`HRUA_POOL`
     + 64 with :data:`HRUA_REFILL` fresh candidates each, then, until none is left, into pools
-    of size // :data:`HRUA_POOL_LAST` + 64 with :data:`HRUA_REFILL_LAST` each. Each draw is the
+    of size // :data:`HRUA_POOL_LAST` + 64 with :data:`HRUA_REFILL_LAST` each (both rounded
+    up to a multiple of 64: :func:`~._sampling.pool_size`). Each draw is the
     first accepted candidate of its slot, and which slot gets which fresh candidates depends
     only on which slots are left, so the law is HRUA's (float64 rounding aside; uniforms have
     32 bits).
@@ -243,8 +246,8 @@ def _hrua(key, N, M, s, size):
         return (i + 1, done.at[idx].set(ok | done[j], mode="drop"),
                 out.at[idx].set(jnp.where(ok, kj, out[j]), mode="drop"))
 
-    c = turn((jnp.int32(1), done, out), min(size, size // HRUA_POOL + 64), HRUA_REFILL)
-    last = min(size, size // HRUA_POOL_LAST + 64)
+    c = turn((jnp.int32(1), done, out), _S.pool_size(size, HRUA_POOL), HRUA_REFILL)
+    last = _S.pool_size(size, HRUA_POOL_LAST)
     c = lax.while_loop(lambda c: jnp.any(~c[1]), lambda c: turn(c, last, HRUA_REFILL_LAST), c)
     return c[2]
 

@@ -348,15 +348,10 @@ def _btrs(key, n, p, size):
         pending = pending.at[idx].set(False, mode="drop")
         return i + 1, done, pending, out.at[idx].set(val, mode="drop")
 
-    c = outer((jnp.int32(1), done, pending, out), _pool_size(size, BTRS_POOL))
-    last = _pool_size(size, BTRS_POOL_LAST)
+    c = outer((jnp.int32(1), done, pending, out), _S.pool_size(size, BTRS_POOL))
+    last = _S.pool_size(size, BTRS_POOL_LAST)
     return lax.while_loop(lambda c: jnp.any(~c[1]), lambda c: outer(c, last), c)[3]
 
-
-def _pool_size(size: int, divisor: int) -> int:
-    """size // divisor + 64 rounded up to a multiple of 64 (at most size): odd pool lengths
-    measured up to 1.6x slower per slot (experiments/notes/samplers.md, round 5)."""
-    return min(size, -(-(size // divisor + 64) // 64) * 64)
 
 
 def _binomial_inversion(key, n, p, size):

@@ -191,6 +191,14 @@ def unit64(w: jax.Array) -> jax.Array:
     return (w.astype(jnp.float64) + 0.5) * (2.0**-32)
 
 
+def pool_size(size: int, divisor: int) -> int:
+    """size // divisor + 64 rounded up to a multiple of 64 (at most ``size``): the rejection
+    samplers' refill pools. Pool lengths that are not a multiple of the vector width measured
+    up to 1.6x slower per slot (BTRS, 2^15 slots: 5,525 vs 5,568; experiments/notes/samplers.md,
+    round 5)."""
+    return min(size, -(-(size // divisor + 64) // 64) * 64)
+
+
 def compact(mask: jax.Array, pool: int) -> jax.Array:
     """The first ``pool`` indices where ``mask`` holds, in order, padded with len(mask).
 
