@@ -566,6 +566,8 @@ def _split_stages(key, n, pos, qa, qb, size, pooled=True):
 DM_POSITIVES_TABLE_MAX_N = (1 << 21) - 1
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
 _TABLE_CACHE_SIZE = 16
+#: ... and at most this many bytes (the positives' tables of large n are up to 16 MB each).
+_TABLE_CACHE_BYTES = 1 << 27
 _TABLE_CACHE: dict = {}
 
 
@@ -573,7 +575,8 @@ def _tables(n: int, kind: str, params: tuple) -> tuple[jax.Array, ...]:
     k = (n, kind, params)
     hit = _TABLE_CACHE.get(k)
     if hit is None:
-        if len(_TABLE_CACHE) > _TABLE_CACHE_SIZE:
+        held = sum(t.nbytes for v in _TABLE_CACHE.values() for t in v)
+        if len(_TABLE_CACHE) > _TABLE_CACHE_SIZE or held > _TABLE_CACHE_BYTES:
             _TABLE_CACHE.clear()
         if kind == "dirichlet_positives":
             hit = (_A.betabinomial_table(n, params[0] + params[1], params[2] + params[3]),)
