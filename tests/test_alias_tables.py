@@ -146,3 +146,28 @@ def test_betabinomial_table_against_scipy():
     pmf = np.diff(np.concatenate([[0.0], np.cumsum(ref)[bins], [1.0]]))
     obs = np.bincount(np.searchsorted(bins, x, side="left"), minlength=len(pmf))
     assert _chi2_pvalue(obs, pmf, len(x)) > 1e-5
+
+
+def test_stirling_tail_against_mpmath():
+    """s(k) = log k! − (k + ½) log(k + 1) + (k + 1) − ½ log 2π (the table up to 9 read by
+    selects, the series above; k ≤ 0 reads s(0)) against mpmath at 30 digits, in float64 and
+    float32."""
+    import mpmath
+
+    from ofijax.distributions import _bintables as B
+
+    mpmath.mp.dps = 30
+    ks = np.array([0, 1, 2, 5, 9, 10, 11, 50, 1000, 10**6, 2**31 - 2])
+
+    def ref(k):
+        return float(mpmath.loggamma(k + 1) - (k + mpmath.mpf(1) / 2) * mpmath.log(k + 1) + (k + 1)
+                     - mpmath.log(2 * mpmath.pi) / 2)
+
+    want = np.array([ref(int(k)) for k in ks])
+    with jax.enable_x64(True):
+        got64 = np.asarray(B.stirling_tail(jax.numpy.asarray(ks, jax.numpy.int64), jax.numpy.float64))
+        got32 = np.asarray(B.stirling_tail(jax.numpy.asarray(ks, jax.numpy.int32), jax.numpy.float32))
+        neg = float(B.stirling_tail(jax.numpy.asarray(-3), jax.numpy.float64))
+    assert np.abs(got64 - want).max() < 4e-11
+    assert np.abs(got32 - want).max() < 1e-8
+    assert neg == B.STIRLING_TAIL[0]

@@ -54,11 +54,17 @@ _DIGITS = (8, 8, 3, 3, 3, 3, 3, 1)
 
 
 def stirling_tail(k, dt):
-    """s(k) of :data:`STIRLING_TAIL` (table up to 9, Stirling series above) for int arrays k ≥ 0."""
+    """s(k) of :data:`STIRLING_TAIL` (table up to 9, Stirling series above) for int arrays k ≥ 0.
+
+    The table is read by a chain of selects, not a gather: a gather inside a fused loop keeps
+    XLA:CPU from vectorising it (BTRS's tests ran ~1.5x slower; experiments/notes/samplers.md,
+    round 5)."""
     x = k.astype(dt) + 1
     s = 1 / (x * x)
-    series = (dt(1 / 12) - (dt(1 / 360) - s * dt(1 / 1260)) * s) / x
-    return jnp.where(k <= 9, jnp.asarray(STIRLING_TAIL, dt)[jnp.clip(k, 0, 9)], series)
+    out = (dt(1 / 12) - (dt(1 / 360) - s * dt(1 / 1260)) * s) / x
+    for i in range(9, 0, -1):
+        out = jnp.where(k == i, jnp.asarray(STIRLING_TAIL[i], dt), out)
+    return jnp.where(k <= 0, jnp.asarray(STIRLING_TAIL[0], dt), out)
 
 
 def half_width(var, xp=jnp):
