@@ -69,13 +69,19 @@ def test_dirichlet_chain_whole_law_small_n():
     n = 40
     cms = _dm_chain(jax.random.key(11), n)
     assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
+    assert _whole_law_pvalue(cms, n) > 1e-4
+
+
+def _whole_law_pvalue(cms, n):
+    """Chi-square p-value of DM_ROWS matrices of M(n) against
+    scipy.stats.dirichlet_multinomial(SMALL_ALPHA), one cell per matrix."""
     grid = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
                      for c in range(n + 1 - a - b)])
     pmf = stats.dirichlet_multinomial.pmf(grid, SMALL_ALPHA, n)
     assert abs(pmf.sum() - 1) < 1e-9
     rank = {tuple(r): i for i, r in enumerate(grid.tolist())}
     obs = np.bincount([rank[tuple(r)] for r in cms.tolist()], minlength=len(grid))
-    assert _chi2_pvalue(obs, pmf, DM_ROWS) > 1e-4
+    return _chi2_pvalue(obs, pmf, DM_ROWS)
 
 
 @pytest.mark.parametrize("n", [3000, 100_000])
@@ -334,12 +340,7 @@ def test_dirichlet_table_chain_whole_law_small_n():
     n = 40
     cms = _dm_table_chain(jax.random.key(21), n)
     assert cms.dtype == np.int32 and (cms.sum(-1) == n).all() and (cms >= 0).all()
-    grid = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
-                     for c in range(n + 1 - a - b)])
-    pmf = stats.dirichlet_multinomial.pmf(grid, SMALL_ALPHA, n)
-    rank = {tuple(r): i for i, r in enumerate(grid.tolist())}
-    obs = np.bincount([rank[tuple(r)] for r in cms.tolist()], minlength=len(grid))
-    assert _chi2_pvalue(obs, pmf, DM_ROWS) > 1e-4
+    assert _whole_law_pvalue(cms, n) > 1e-4
 
 
 def test_dirichlet_table_chain_marginals_are_beta_binomial():

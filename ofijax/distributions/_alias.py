@@ -148,8 +148,14 @@ def pow2_draw(table: jax.Array, w: jax.Array) -> jax.Array:
     alias. int32 (...)."""
     b = table.shape[0].bit_length() - 1
     col = (w[0] >> (32 - b)).astype(jnp.int32)
-    e = table[col]
-    return jnp.where(w[1] < jax.lax.bitcast_convert_type(e[..., 0], jnp.uint32), col, e[..., 1])
+    return _pick(table[col], col, w[1])
+
+
+def _pick(entry, col, word):
+    """The column ``col`` where the 32-bit ``word`` is below its threshold (``entry`` [..., 0],
+    a uint32 stored as int32), else its alias (``entry`` [..., 1])."""
+    return jnp.where(word < jax.lax.bitcast_convert_type(entry[..., 0], jnp.uint32), col,
+                     entry[..., 1])
 
 
 def _log_rising(a: float, n: int) -> np.ndarray:
@@ -249,9 +255,7 @@ def table_sample(key, n, t0, t1, t2, shape):
     word = random_bits(k1, (3,) + tuple(shape))
 
     def stage(table, i, row):
-        e = table.reshape(-1, 2)[row * width + col[i]]
-        return jnp.where(word[i] < jax.lax.bitcast_convert_type(e[..., 0], jnp.uint32), col[i],
-                         e[..., 1])
+        return _pick(table.reshape(-1, 2)[row * width + col[i]], col[i], word[i])
 
     tp = stage(t0, 0, jnp.zeros(tuple(shape), jnp.int32))
     m1 = n - tp

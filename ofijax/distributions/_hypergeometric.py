@@ -24,7 +24,7 @@ from .._jaxcache import aot_jit
 from . import _bintables as _B
 from . import _sampling as _S
 from ._args import SAMPLER_MAX_N
-from ._bintables import STIRLING_TAIL as _TAIL
+from ._bintables import stirling_tail as _stirling_tail
 
 #: HRUA's table-mountain hat (Stadlober 1989): h = D1 · sqrt(var + ½) + D2 (as in NumPy).
 _D1 = 1.7155277699214135
@@ -51,22 +51,15 @@ SUBSAMPLE_TABLE_MAX_N = 1000
 SUBSAMPLE_CHUNK = 1 << 16
 
 def _tail(k):
-    """s(k) (Stirling's remainder of log k!) for float64 whole k ≥ 0: the table
-    :data:`~._bintables.STIRLING_TAIL` for k ≤ 9, the Stirling series 1/12 − 1/360 x² +
-    1/1260 x⁴ over x = k + 1 above (truncation error < 3e-11)."""
-    x = k + 1
-    s = 1 / (x * x)
-    series = (1 / 12 - (1 / 360 - s * (1 / 1260)) * s) / x
-    return _small_tail(k, series)
+    """s(k), Stirling's remainder of log k!, for float64 whole k ≥ 0
+    (:func:`~._bintables.stirling_tail`: the table up to 9, the series above, truncation error
+    < 3e-11)."""
+    return _stirling_tail(k, jnp.float64)
 
 
-def _small_tail(k, above):
-    """_TAIL[k] where k ≤ 9, else ``above`` (a chain of selects: a gather would keep XLA:CPU
-    from vectorizing the fused candidate loop)."""
-    out = above
-    for i in range(9, -1, -1):
-        out = jnp.where(k == i, jnp.asarray(_TAIL[i], above.dtype), out)
-    return out
+def _tail32(k):
+    """s(k) in float32 (k float64 whole ≥ 0)."""
+    return _stirling_tail(k, jnp.float32)
 
 
 def _step(x, e):
@@ -167,14 +160,6 @@ def _log_ratio32(P, k):
     return total, mag
 
 
-def _tail32(k):
-    """s(k) in float32 (k float64 whole ≥ 0)."""
-    x = (k + 1).astype(jnp.float32)
-    s = 1 / (x * x)
-    series = (jnp.float32(1 / 12) - (jnp.float32(1 / 360) - s * jnp.float32(1 / 1260)) * s) / x
-    return _small_tail(k, series)
-
-
 #: The float32 test decides a candidate only outside ±2^-16 × (sum of its terms' magnitudes + 1).
 _BAND = 2.0**-16
 
@@ -198,13 +183,9 @@ def _candidate_tab(P, wu, wv, tab):
     falls away from the mode), else left undecided; so are all candidates of a slot whose
     tables miss its mode. Slots marked ``dead`` (not HRUA's: the caller discards them) accept
     their first candidate."""
-    G, H, g0, h0 = tab
-    last = G.shape[0] - 1
     k, u, inside = lax.optimization_barrier(_propose(P, wu, wv))
     lhs = (2 * jnp.log(u.astype(jnp.float32))).astype(jnp.float64)
-    kc = jnp.clip(k, P["ke"], P["ku"])
-    rhs = (G[jnp.clip(kc - g0, 0, last).astype(jnp.int32)]
-           + H[jnp.clip(P["s"] - kc - h0, 0, last).astype(jnp.int32)] - P["rmode"])
+    rhs = _tab_log(tab, P["s"], jnp.clip(k, P["ke"], P["ku"])) - P["rmode"]
     band = (jnp.abs(lhs) + 1) * _BAND
     held = (k >= P["ke"]) & (k <= P["ku"])
     acc = inside & P["tok"] & held & (lhs <= rhs - band)
@@ -214,14 +195,20 @@ def _candidate_tab(P, wu, wv, tab):
 def _tab_setup(P, tab, dead):
     """Per-slot fields of :func:`_candidate_tab`: the values [ke, ku] both tables hold, whether
     they hold the mode (``tok``), and G(m) + H(s − m)."""
-    G, H, g0, h0 = tab
+    G, _, g0, h0 = tab
     last = G.shape[0] - 1
     m, s = P["m"], P["s"]
     ke = jnp.maximum(jnp.maximum(g0, s - h0 - last), 0)
     ku = jnp.minimum(jnp.minimum(g0 + last, s - h0), jnp.minimum(s, P["M"]))
-    rmode = (G[jnp.clip(m - g0, 0, last).astype(jnp.int32)]
-             + H[jnp.clip(s - m - h0, 0, last).astype(jnp.int32)])
-    return dict(ke=ke, ku=ku, tok=(ke < m) & (m < ku), rmode=rmode, dead=dead)
+    return dict(ke=ke, ku=ku, tok=(ke < m) & (m < ku), rmode=_tab_log(tab, s, m), dead=dead)
+
+
+def _tab_log(tab, s, k):
+    """G(k) + H(s − k) from the stage's tables (indices clipped into them)."""
+    G, H, g0, h0 = tab
+    last = G.shape[0] - 1
+    return (G[jnp.clip(k - g0, 0, last).astype(jnp.int32)]
+            + H[jnp.clip(s - k - h0, 0, last).astype(jnp.int32)])
 
 
 def _decide(P, wu, wv, tab=None):

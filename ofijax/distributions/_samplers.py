@@ -152,7 +152,8 @@ def sample_dirichlet_multinomial(
         size = int(np.prod(shape, dtype=np.int64))
         with jax.enable_x64(True):
             if n <= DM_POSITIVES_TABLE_MAX_N:
-                t = _tables(n, "dirichlet_positives", a)[0]
+                t = _cached((n, "dirichlet_positives", a),
+                            lambda: (_A.betabinomial_table(n, a[0] + a[1], a[2] + a[3]),))[0]
                 out = _dirichlet_table_chain(key, np.int32(n), t, a, size)
             else:
                 out = _dirichlet_chain(key, np.int32(n), a, size)
@@ -520,8 +521,7 @@ _dirichlet_chain = aot_jit(_dirichlet_chain_fn, name="ofijax.distributions.diric
 
 
 def _dirichlet_table_chain_fn(key, n, positives, alpha, size):
-    """:func:`_dirichlet_chain_fn` with the positives' alias table (an operand: one program per
-    table width, a power of two)."""
+    """:func:`_dirichlet_chain_fn` with the positives' table (one program per table width)."""
     return _dirichlet_chain_fn(key, n, alpha, size, positives)
 
 
@@ -566,24 +566,25 @@ def _split_stages(key, n, pos, qa, qb, size, pooled=True):
 DM_POSITIVES_TABLE_MAX_N = (1 << 21) - 1
 #: Conditional tables kept (n, kind, params); cleared when full (a sweep of sizes refills it).
 _TABLE_CACHE_SIZE = 16
-#: ... and at most this many bytes (the positives' tables of large n are up to 16 MB each).
-_TABLE_CACHE_BYTES = 1 << 27
+_TABLE_CACHE_BYTES = 1 << 27  # ... or bytes (a positives' table of large n: up to 16 MB)
 _TABLE_CACHE: dict = {}
 
 
-def _tables(n: int, kind: str, params: tuple) -> tuple[jax.Array, ...]:
-    k = (n, kind, params)
-    hit = _TABLE_CACHE.get(k)
+def _cached(key: tuple, build: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """``build()`` once per ``key`` (the cache is cleared when full, by count or bytes)."""
+    hit = _TABLE_CACHE.get(key)
     if hit is None:
         held = sum(t.nbytes for v in _TABLE_CACHE.values() for t in v)
         if len(_TABLE_CACHE) > _TABLE_CACHE_SIZE or held > _TABLE_CACHE_BYTES:
             _TABLE_CACHE.clear()
-        if kind == "dirichlet_positives":
-            hit = (_A.betabinomial_table(n, params[0] + params[1], params[2] + params[3]),)
-        else:
-            hit = tuple(np.asarray(t) for t in _A.conditional_tables(n, kind, params))
-        _TABLE_CACHE[k] = hit
+        hit = _TABLE_CACHE[key] = build()
     return hit
+
+
+def _tables(n: int, kind: str, params: tuple) -> tuple[np.ndarray, ...]:
+    """The three conditional alias tables (:func:`~._alias.conditional_tables`), cached."""
+    return _cached((n, kind, params),
+                   lambda: tuple(np.asarray(t) for t in _A.conditional_tables(n, kind, params)))
 
 
 # Hashable sampler objects, so that jitted Monte Carlo blocks are cached across calls.
