@@ -8,7 +8,9 @@ Walker alias tables (:func:`alias_rows`, Vose's algorithm, all rows in lockstep)
 :func:`table_sample` with one exact uniform column among n + 1 and one 32-bit word per stage
 (one gather of 8 bytes: O(1) whatever n, where the former bisection of float32 CDF rows read
 ⌈log2(n + 1)⌉ scattered entries). Each probability is resolved to 2^-32 (the bisection: 2^-24).
-The callers (``_samplers.py``) cache the tables per (n, kind, params).
+The callers (``_samplers.py``) cache the tables per (n, kind, params). Also one long table
+(:func:`alias_flat`, :func:`betabinomial_table`, :func:`pow2_draw`): the Dirichlet-multinomial's
+positives above n = 2048.
 """
 
 from __future__ import annotations
